@@ -1,0 +1,51 @@
+# The two commands the README promises: `make build` and `make test`. Both create the virtual
+# environment from the pinned lock file when it is missing.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell sha256sum requirements.lock | cut -c1-12)
+ROW ?=
+
+.PHONY: build test verify verify-gpu check bench serve golden lock clean venv
+
+venv: $(STAMP)
+
+$(STAMP): requirements.lock
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements.lock
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+build: $(STAMP)
+	$(PY) -m generator build
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+check: $(STAMP)
+	$(PY) -m generator check
+
+verify: $(STAMP)
+	$(PY) -m generator verify $(if $(ROW),--only $(ROW))
+
+verify-gpu: $(STAMP)
+	$(PY) -m generator verify --device cuda
+
+bench: $(STAMP)
+	$(PY) -m generator.benchmark
+
+serve: $(STAMP)
+	$(PY) -m generator serve
+
+golden: $(STAMP)
+	$(PY) -m tests.golden
+
+# Re-resolve the pins from requirements.in (needs the package index).
+lock:
+	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/pip install -q -r requirements.in
+	.venv-lock/bin/pip freeze --exclude-editable | sort -f > requirements.lock
+	rm -rf .venv-lock
+
+clean:
+	rm -rf site .cache

@@ -1,0 +1,113 @@
+"""The result cache: one JSON file per passed job, keyed by everything that could change the result.
+
+A missing, unreadable or malformed entry is a miss, never a crash. Writes are atomic (a temporary
+file renamed into place), so builds running at once and builds interrupted mid-write leave only
+whole entries behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import sys
+import tempfile
+from functools import lru_cache
+from importlib import metadata
+
+from .lanes import Lane, base_env
+from .model import PASSED, Cell, Result
+
+RUNNER_VERSION = "1"
+
+
+@lru_cache(maxsize=None)
+def package_version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def lane_versions(lane: Lane) -> dict[str, str]:
+    """The versions of the lane's packages, read from metadata (no framework is imported)."""
+    versions = {"python": platform.python_version()}
+    for name in lane.packages:
+        versions[name] = package_version(name)
+    return versions
+
+
+def job_key(cell: Cell, lane: Lane) -> str:
+    """The cache key of running `cell` in `lane`."""
+    parts = {
+        "code": cell.code.text if cell.code else "",
+        "setup": cell.setup.text if cell.setup else "",
+        "check": cell.check.text if cell.check else "",
+        "lane": lane.name,
+        "env": base_env(lane),
+        "imports": list(lane.imports),
+        "prelude": lane.prelude,
+        "processes": lane.processes,
+        "device": lane.device,
+        "python": sys.version,
+        "versions": lane_versions(lane),
+        "runner": RUNNER_VERSION,
+    }
+    blob = json.dumps(parts, sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()
+
+
+class Cache:
+    """Passed results on disk under `root`, one file per key."""
+
+    def __init__(self, root: str):
+        self.root = root
+
+    def _path(self, key: str) -> str:
+        return os.path.join(self.root, "results", key[:2], key + ".json")
+
+    def get(self, key: str) -> Result | None:
+        try:
+            with open(self._path(key), encoding="utf-8") as handle:
+                data = json.load(handle)
+            if data.get("key") != key:
+                return None
+            result = Result.from_json(data["result"], cached=True)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+        return result if result.status == PASSED else None
+
+    def put(self, key: str, result: Result) -> None:
+        if result.status != PASSED:
+            return  # failures are always run again: a failure is never stale-but-shown
+        path = self._path(key)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump({"key": key, "result": result.to_json()}, handle, sort_keys=True)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+    def load_timings(self) -> dict[str, float]:
+        """Last measured durations by job id and import times by lane: for scheduling only."""
+        try:
+            with open(os.path.join(self.root, "timings.json"), encoding="utf-8") as handle:
+                data = json.load(handle)
+            return {str(k): float(v) for k, v in data.items()}
+        except (OSError, ValueError, TypeError, AttributeError):
+            return {}
+
+    def save_timings(self, timings: dict[str, float]) -> None:
+        os.makedirs(self.root, exist_ok=True)
+        merged = {**self.load_timings(), **timings}
+        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(merged, handle, sort_keys=True)
+        os.replace(tmp, os.path.join(self.root, "timings.json"))

@@ -1,0 +1,112 @@
+"""The command line: `python -m generator COMMAND`. Exit 0 all good, 1 a cell failed, 2 invalid content."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+from . import build as build_stage
+from . import content
+from .errors import ContentInvalid
+from .progress import summary_table
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--content", default="content", help="the content folder (default: content)")
+
+
+def _running(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--only", action="append", metavar="ROW_ID", help="run only this row's cells (SHEET/ROW or ROW; repeatable)")
+    parser.add_argument("--force", action="store_true", help="run cells even when a cached result exists")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N", help="cells to run at once (default: the number of cores)")
+    parser.add_argument("--cache", default=".cache", help="the cache folder (default: .cache)")
+    parser.add_argument("--memory-cap", type=int, metavar="MIB", help="memory one cell may use, in MiB (default 6144)")
+    parser.add_argument("--quiet", action="store_true", help="no progress display")
+
+
+def parser() -> argparse.ArgumentParser:
+    main = argparse.ArgumentParser(prog="python -m generator", description="Build the ML Hyperpolyglot reference sheets.")
+    commands = main.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    build = commands.add_parser("build", help="verify every code cell and render the site")
+    _common(build)
+    _running(build)
+    build.add_argument("--out", default="site", help="where the site goes (default: site)")
+    build.add_argument("--keep-going", action="store_true", help="render the site even when cells fail, showing the failures")
+
+    verify = commands.add_parser("verify", help="run the code cells and report; render nothing")
+    _common(verify)
+    _running(verify)
+
+    check = commands.add_parser("check", help="load and validate the content; run nothing")
+    _common(check)
+    return main
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except ContentInvalid as invalid:
+        print(invalid.report(), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: the last good site is left in place", file=sys.stderr)
+        return 130
+
+
+def _options(args) -> build_stage.Options:
+    return build_stage.Options(
+        content_dir=args.content,
+        out_dir=getattr(args, "out", "site"),
+        cache_dir=args.cache,
+        only=set(args.only) if args.only else None,
+        force=args.force,
+        keep_going=getattr(args, "keep_going", False),
+        cores=max(1, args.jobs),
+        show_progress=not args.quiet,
+        memory_cap=args.memory_cap * 2**20 if args.memory_cap else None,
+    )
+
+
+def _report(verification, started: float) -> None:
+    if verification.report is not None:
+        print(summary_table(verification.report), file=sys.stderr)
+    for (sheet, row, column), verdict in verification.failures():
+        for lane, result in verdict.results:
+            if result.status != "passed":
+                print(f"\n{result.status.upper()}: {sheet}/{row} [{column}] in lane {lane}", file=sys.stderr)
+                if result.error:
+                    print(result.error.rstrip(), file=sys.stderr)
+    print(f"done in {time.perf_counter() - started:.2f} s", file=sys.stderr)
+
+
+def cmd_build(args) -> int:
+    started = time.perf_counter()
+    outcome = build_stage.build(_options(args))
+    _report(outcome.verification, started)
+    if outcome.failures:
+        where = f"the site in {args.out} shows them" if outcome.written else f"the last good site in {args.out} is left in place"
+        print(f"{len(outcome.failures)} cell(s) failed; {where}.", file=sys.stderr)
+        return 1
+    print(f"site written to {args.out}/", file=sys.stderr)
+    return 0
+
+
+def cmd_verify(args) -> int:
+    started = time.perf_counter()
+    _, verification = build_stage.run_verification(_options(args))
+    _report(verification, started)
+    return 1 if verification.failures() else 0
+
+
+def cmd_check(args) -> int:
+    sheets = content.load(args.content)
+    rows = sum(1 for sheet in sheets for _ in sheet.rows())
+    print(f"{len(sheets)} sheet(s), {rows} row(s): the content is valid", file=sys.stderr)
+    return 0
+
+
+COMMANDS = {"build": cmd_build, "verify": cmd_verify, "check": cmd_check}

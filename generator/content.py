@@ -1,0 +1,312 @@
+"""Loading and validating the content: YAML files in, frozen sheets out, every error at once.
+
+`load(content_dir)` returns the sheets sorted for the index, or raises ContentInvalid listing every
+problem found in every file, each with file:line.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import os
+import re
+from dataclasses import dataclass
+
+from . import lanes as lane_registry
+from . import yamlfile
+from .errors import ContentError, ContentInvalid
+from .model import CODE, NONE, TEXT, Cell, Column, Row, Section, Sheet, Snippet, Source
+from .yamlfile import Map, Seq
+
+SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+DEFAULT_TIMEOUT = 60.0
+
+# The schema: for each kind of mapping, its fields and whether each is required.
+# docs/schema.md documents every one of these; tests/test_docs.py keeps the two in step.
+SCHEMA: dict[str, dict[str, bool]] = {
+    "sheet": {"id": True, "title": True, "description": False, "order": False, "columns": True, "sections": True},
+    "column": {"id": True, "name": True, "lanes": True, "note": False},
+    "section": {"id": True, "title": True, "rows": True},
+    "row": {"id": True, "title": True, "notes": False, "timeout": False, "cells": True},
+    "cell": {
+        "code": False,
+        "setup": False,
+        "check": False,
+        "lanes": False,
+        "text": False,
+        "source": False,
+        "none": False,
+    },
+}
+CELL_KIND_FIELDS = {CODE: {"code", "setup", "check", "lanes"}, TEXT: {"text", "source"}, NONE: {"none"}}
+
+
+@dataclass
+class _Reader:
+    """Collects errors while turning located YAML data into model objects."""
+
+    path: str
+    errors: list
+
+    def error(self, line: int, message: str) -> None:
+        self.errors.append(ContentError(self.path, line, message))
+
+    def mapping(self, data, kind: str, line: int) -> Map | None:
+        if not isinstance(data, Map):
+            self.error(getattr(data, "line", line), f"a {kind} must be a mapping")
+            return None
+        fields = SCHEMA[kind]
+        for key in data:
+            if key not in fields:
+                self.error(data.key_lines[key], f"unknown field '{key}' in {kind}{_suggest(key, fields)}")
+        for key, required in fields.items():
+            if required and key not in data:
+                self.error(data.line, f"{kind} is missing the required field '{key}'")
+        return data
+
+    def string(self, data: Map, key: str, *, slug: bool = False, required: bool = True) -> str:
+        value = data.get(key)
+        if value is None:
+            return ""
+        line = data.key_lines[key]
+        if not isinstance(value, str) or (required and not value.strip()):
+            self.error(line, f"'{key}' must be a non-empty string")
+            return ""
+        if slug and not SLUG.match(value):
+            self.error(line, f"'{key}' must be a slug (lower-case letters, digits and '-'): '{value}'")
+        return str(value)
+
+    def snippet(self, data: Map, key: str) -> Snippet | None:
+        value = data.get(key)
+        if value is None:
+            return None
+        line = data.key_lines[key]
+        if not isinstance(value, yamlfile.Text) or not value.strip():
+            self.error(line, f"'{key}' must be Python source text")
+            return None
+        if value.style == ">":
+            self.error(line, f"'{key}' must be a literal block ('|'), not a folded one ('>')")
+            return None
+        snippet = Snippet(str(value), value.content_line)
+        try:
+            ast.parse(snippet.text, filename=self.path)
+        except SyntaxError as exc:
+            bad_line = snippet.line + (exc.lineno or 1) - 1
+            self.error(bad_line, f"'{key}' is not valid Python: {exc.msg}")
+        return snippet
+
+
+def _suggest(word: str, choices) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def load(content_dir: str) -> list[Sheet]:
+    """Load every sheet under content_dir; raise ContentInvalid with all errors found."""
+    errors: list[ContentError] = []
+    sheets = []
+    for name in sorted(os.listdir(content_dir)):
+        sheet_file = os.path.join(content_dir, name, "sheet.yaml")
+        if os.path.isfile(sheet_file):
+            sheet = _load_sheet(sheet_file, errors)
+            if sheet is not None:
+                sheets.append(sheet)
+    _check_unique_sheet_ids(sheets, errors)
+    if errors:
+        raise ContentInvalid(errors)
+    return sorted(sheets, key=lambda sheet: (sheet.order, sheet.id))
+
+
+def _read(path: str, errors: list[ContentError]):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        errors.append(ContentError(path, 1, f"cannot read the file: {exc}"))
+        return None
+    data, file_errors = yamlfile.read(path, text)
+    errors.extend(file_errors)
+    return data
+
+
+def _load_sheet(path: str, errors: list[ContentError]) -> Sheet | None:
+    data = _read(path, errors)
+    if data is None:
+        return None
+    reader = _Reader(path, errors)
+    data = reader.mapping(data, "sheet", 1)
+    if data is None:
+        return None
+    sheet_id = reader.string(data, "id", slug=True)
+    columns = _columns(reader, data.get("columns"), data.key_lines.get("columns", data.line))
+    order = data.get("order", 100)
+    if not isinstance(order, int) or isinstance(order, bool):
+        reader.error(data.key_lines.get("order", data.line), "'order' must be an integer")
+        order = 100
+    sections = []
+    folder = os.path.dirname(path)
+    listed = data.get("sections")
+    if listed is not None and not (isinstance(listed, Seq) and all(isinstance(f, str) for f in listed)):
+        reader.error(data.key_lines["sections"], "'sections' must be a list of file names")
+        listed = None
+    for index, filename in enumerate(listed or ()):
+        section_path = os.path.join(folder, filename)
+        if not os.path.isfile(section_path):
+            present = [f for f in os.listdir(folder) if f.endswith(".yaml") and f != "sheet.yaml"]
+            reader.error(listed.item_lines[index], f"section file '{filename}' does not exist{_suggest(filename, present)}")
+            continue
+        section = _load_section(section_path, columns, errors)
+        if section is not None:
+            sections.append(section)
+    for filename in sorted(os.listdir(folder)):
+        if filename.endswith(".yaml") and filename != "sheet.yaml" and filename not in (listed or ()):
+            reader.error(data.key_lines.get("sections", data.line), f"section file '{filename}' is not listed in 'sections'")
+    _check_unique_row_ids(sections, errors)
+    return Sheet(
+        id=sheet_id,
+        title=reader.string(data, "title"),
+        source=Source(path, 1),
+        columns=tuple(columns),
+        sections=tuple(sections),
+        description=reader.string(data, "description", required=False),
+        order=order,
+    )
+
+
+def _lanes(reader: _Reader, value, line: int) -> tuple[str, ...]:
+    if not isinstance(value, Seq) or not value or not all(isinstance(v, str) for v in value):
+        reader.error(line, "'lanes' must be a non-empty list of lane names")
+        return ()
+    for index, name in enumerate(value):
+        if name not in lane_registry.LANES:
+            reader.error(value.item_lines[index], f"unknown lane '{name}'{_suggest(name, lane_registry.LANES)}")
+    return tuple(str(v) for v in value)
+
+
+def _columns(reader: _Reader, value, line: int) -> list[Column]:
+    if not isinstance(value, Seq) or not value:
+        reader.error(line, "'columns' must be a non-empty list")
+        return []
+    columns = []
+    seen: dict[str, int] = {}
+    for item in value:
+        data = reader.mapping(item, "column", line)
+        if data is None:
+            continue
+        column_id = reader.string(data, "id", slug=True)
+        if column_id in seen:
+            reader.error(data.key_lines["id"], f"duplicate column id '{column_id}' (first on line {seen[column_id]})")
+        seen[column_id] = data.key_lines.get("id", data.line)
+        lanes = _lanes(reader, data.get("lanes"), data.key_lines.get("lanes", data.line)) if "lanes" in data else ()
+        columns.append(
+            Column(column_id, reader.string(data, "name"), lanes, reader.string(data, "note", required=False))
+        )
+    return columns
+
+
+def _load_section(path: str, columns: list[Column], errors: list[ContentError]) -> Section | None:
+    data = _read(path, errors)
+    if data is None:
+        return None
+    reader = _Reader(path, errors)
+    data = reader.mapping(data, "section", 1)
+    if data is None:
+        return None
+    rows = []
+    value = data.get("rows")
+    if value is not None and not isinstance(value, Seq):
+        reader.error(data.key_lines["rows"], "'rows' must be a list")
+        value = None
+    for item in value or ():
+        row = _row(reader, item, columns, data.line)
+        if row is not None:
+            rows.append(row)
+    return Section(reader.string(data, "id", slug=True), reader.string(data, "title"), Source(path, data.line), tuple(rows))
+
+
+def _row(reader: _Reader, item, columns: list[Column], line: int) -> Row | None:
+    data = reader.mapping(item, "row", line)
+    if data is None:
+        return None
+    timeout = data.get("timeout", DEFAULT_TIMEOUT)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        reader.error(data.key_lines.get("timeout", data.line), "'timeout' must be a positive number of seconds")
+        timeout = DEFAULT_TIMEOUT
+    cells = []
+    value = data.get("cells")
+    column_ids = [column.id for column in columns]
+    if isinstance(value, Map):
+        for key in value:
+            if key not in column_ids:
+                reader.error(value.key_lines[key], f"unknown column '{key}'{_suggest(key, column_ids)}")
+        for column in columns:
+            if column.id not in value:
+                reader.error(value.line, f"row '{data.get('id')}' has no cell for column '{column.id}'")
+                continue
+            cell = _cell(reader, value[column.id], column, value.key_lines[column.id])
+            if cell is not None:
+                cells.append(cell)
+    elif value is not None:
+        reader.error(data.key_lines["cells"], "'cells' must be a mapping of column id to cell")
+    return Row(
+        id=reader.string(data, "id", slug=True),
+        title=reader.string(data, "title"),
+        source=Source(reader.path, data.line),
+        cells=tuple(cells),
+        notes=reader.string(data, "notes", required=False),
+        timeout=float(timeout),
+    )
+
+
+def _cell(reader: _Reader, item, column: Column, line: int) -> Cell | None:
+    data = reader.mapping(item, "cell", line)
+    if data is None:
+        return None
+    kinds = [kind for kind in (CODE, TEXT, NONE) if kind in data]
+    if len(kinds) != 1:
+        what = "none of" if not kinds else "more than one of"
+        reader.error(data.line, f"a cell needs exactly one of 'code', 'text' or 'none'; this one has {what} them")
+        return None
+    kind = kinds[0]
+    for key in data:
+        if key in SCHEMA["cell"] and key not in CELL_KIND_FIELDS[kind]:
+            reader.error(data.key_lines[key], f"'{key}' does not belong in a {kind} cell")
+    source = Source(reader.path, data.line)
+    if kind == CODE:
+        lanes = column.lanes
+        if "lanes" in data:
+            lanes = _lanes(reader, data["lanes"], data.key_lines["lanes"])
+        elif not lanes:
+            reader.error(data.line, f"column '{column.id}' has no lanes, so its code cells must name theirs")
+        return Cell(
+            column=column.id,
+            kind=CODE,
+            source=source,
+            code=reader.snippet(data, "code"),
+            setup=reader.snippet(data, "setup"),
+            check=reader.snippet(data, "check"),
+            lanes=lanes,
+        )
+    if kind == TEXT:
+        return Cell(column.id, TEXT, source, text=reader.string(data, "text"), url=reader.string(data, "source", required=False))
+    reason = reader.string(data, "none")
+    return Cell(column.id, NONE, source, reason=reason)
+
+
+def _check_unique_row_ids(sections: list[Section], errors: list[ContentError]) -> None:
+    seen: dict[str, Row] = {}
+    for section in sections:
+        for row in section.rows:
+            if row.id in seen:
+                first = seen[row.id].source
+                errors.append(ContentError(row.source.path, row.source.line, f"duplicate row id '{row.id}' (first used at {first})"))
+            else:
+                seen[row.id] = row
+
+
+def _check_unique_sheet_ids(sheets: list[Sheet], errors: list[ContentError]) -> None:
+    seen: dict[str, Sheet] = {}
+    for sheet in sheets:
+        if sheet.id in seen:
+            errors.append(ContentError(sheet.source.path, 1, f"duplicate sheet id '{sheet.id}' (also {seen[sheet.id].source.path})"))
+        seen[sheet.id] = sheet

@@ -1,0 +1,49 @@
+"""The few exceptions the generator raises, and how content errors are shown."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+
+@dataclass(frozen=True, order=True)
+class ContentError:
+    """One problem in the content, at a file and 1-based line."""
+
+    path: str
+    line: int
+    message: str
+
+    def format(self) -> str:
+        quoted = _line_of(self.path, self.line)
+        head = f"{self.path}:{self.line}: {self.message}"
+        return f"{head}\n    {self.line} | {quoted}" if quoted is not None else head
+
+
+class ContentInvalid(Exception):
+    """The content has errors; `errors` lists every one of them."""
+
+    def __init__(self, errors: list[ContentError]):
+        self.errors = sorted(set(errors))
+        super().__init__(f"{len(self.errors)} content error(s)")
+
+    def report(self) -> str:
+        lines = [error.format() for error in self.errors]
+        lines.append(f"{len(self.errors)} error(s) in the content; nothing was built.")
+        return "\n".join(lines)
+
+
+@lru_cache(maxsize=64)
+def _lines(path: str) -> tuple[str, ...] | None:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return tuple(handle.read().splitlines())
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _line_of(path: str, line: int) -> str | None:
+    lines = _lines(path)
+    if lines is None or not 1 <= line <= len(lines):
+        return None
+    return lines[line - 1].rstrip()

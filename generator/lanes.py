@@ -1,0 +1,93 @@
+"""Lanes: the worker configurations cells run in.
+
+A lane names the modules its worker imports once, the environment it runs with, what runs in the
+worker after the imports (`prelude`, which must not start a framework runtime: the worker forks a
+fresh process per cell) and how many processes one cell runs in. Lanes with the same imports,
+environment and prelude share one worker process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+# One thread per cell process: the scheduler already runs one cell per core, and oversubscribed
+# thread pools make every cell slower.
+_SINGLE_THREAD = {
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "TF_NUM_INTRAOP_THREADS": "1",
+    "TF_NUM_INTEROP_THREADS": "1",
+}
+_TF_ENV = {"TF_CPP_MIN_LOG_LEVEL": "2", "TF_ENABLE_ONEDNN_OPTS": "0"}
+_JAX_ENV = {
+    "JAX_PLATFORMS": "cpu",
+    "XLA_FLAGS": "--xla_force_host_platform_device_count=8 --xla_cpu_multi_thread_eigen=false",
+}
+
+
+@dataclass(frozen=True)
+class Lane:
+    name: str
+    imports: tuple[str, ...]
+    packages: tuple[str, ...]
+    env: dict = field(default_factory=dict)
+    prelude: str = ""
+    processes: int = 1
+    device: str = "cpu"
+
+    @property
+    def worker_key(self) -> str:
+        """Lanes with equal keys share one worker process."""
+        env = ",".join(f"{k}={v}" for k, v in sorted(self.env.items()))
+        return f"{'+'.join(self.imports)}|{env}|{self.prelude}|{self.device}"
+
+
+def _keras(backend: str, backend_imports: tuple[str, ...], backend_packages: tuple[str, ...], env: dict) -> Lane:
+    return Lane(
+        name=f"keras@{backend}",
+        imports=backend_imports + ("keras",),
+        packages=("keras",) + backend_packages + ("numpy",),
+        env={**env, "KERAS_BACKEND": backend},
+    )
+
+
+_LANES = (
+    Lane("python", ("numpy",), ("numpy",)),
+    Lane("torch", ("torch",), ("torch", "numpy")),
+    Lane("torch-dist", ("torch",), ("torch", "numpy"), processes=2),
+    Lane("jax", ("jax", "jax.numpy", "flax", "flax.nnx", "optax"), ("jax", "jaxlib", "flax", "optax", "numpy"), env=_JAX_ENV),
+    Lane("tensorflow", ("tensorflow",), ("tensorflow-cpu", "numpy"), env=_TF_ENV),
+    Lane(
+        "tf1",
+        ("tensorflow",),
+        ("tensorflow-cpu", "numpy"),
+        env=_TF_ENV,
+        prelude="import tensorflow as _tf\n_tf.compat.v1.disable_eager_execution()\ndel _tf\n",
+    ),
+    _keras("jax", ("jax",), ("jax", "jaxlib"), _JAX_ENV),
+    _keras("torch", ("torch",), ("torch",), {}),
+    _keras("tensorflow", ("tensorflow",), ("tensorflow-cpu",), _TF_ENV),
+    Lane("pytensor", ("pytensor", "pytensor.tensor"), ("pytensor", "numpy")),
+)
+LANES: dict[str, Lane] = {lane.name: lane for lane in _LANES}
+
+# Lanes that can use an NVIDIA GPU, and how their environment changes there.
+GPU_LANES = ("torch", "torch-dist", "jax", "keras@jax", "keras@torch")
+_GPU_ENV = {"JAX_PLATFORMS": "cuda", "XLA_FLAGS": ""}
+
+
+def base_env(lane: Lane) -> dict:
+    """The lane's environment before the worker adds PATH, HOME and the like."""
+    return {**_SINGLE_THREAD, **lane.env}
+
+
+def on_device(lane: Lane, device: str) -> Lane:
+    """The lane as it runs on `device` ('cpu' or 'cuda')."""
+    if device == "cpu":
+        return lane
+    if lane.name not in GPU_LANES:
+        raise ValueError(f"lane '{lane.name}' cannot run on {device}")
+    env = {**lane.env, **{k: v for k, v in _GPU_ENV.items() if k in lane.env or k == "JAX_PLATFORMS" and "jax" in lane.imports}}
+    env = {k: v for k, v in env.items() if v}
+    return replace(lane, name=f"{lane.name}:{device}", env=env, device=device)

@@ -1,0 +1,302 @@
+"""Rendering: sheets and their verdicts into HTML pages and the verification data.
+
+Jinja2 with autoescaping for pages, Pygments (class-based CSS) for code, Python-Markdown for notes
+with its HTML sanitised by nh3, so no content can put script into a page. `render_site` returns
+the site as a mapping of relative path to bytes; writing it out is sitefiles' job.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+from functools import lru_cache
+
+import jinja2
+import markdown as markdown_lib
+import nh3
+from markupsafe import Markup
+from pygments import highlight as pygments_highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer
+
+from .model import CODE, NONE, PASSED, STATUSES, TEXT, Sheet
+from .verify import Verification
+
+TEMPLATES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "templates")
+DEPRECATION_CATEGORIES = {"DeprecationWarning", "FutureWarning", "PendingDeprecationWarning"}
+BADGE_PACKAGES = ("torch", "jax", "flax", "optax", "tensorflow-cpu", "keras", "pytensor", "numpy")
+ALLOWED_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "dl", "dt", "em", "h3", "h4", "h5",
+    "hr", "i", "li", "ol", "p", "pre", "span", "strong", "sub", "sup", "table", "tbody", "td", "th",
+    "thead", "tr", "ul",
+}  # fmt: skip
+_FORMATTER = HtmlFormatter(nowrap=True)
+_LEXER = PythonLexer()
+
+
+@lru_cache(maxsize=None)
+def markdown(text: str) -> Markup:
+    """Markdown to HTML, sanitised: no script, no event handlers, no javascript: URLs."""
+    html = markdown_lib.markdown(text, extensions=["tables", "fenced_code"], output_format="html")
+    clean = nh3.clean(
+        html,
+        tags=ALLOWED_TAGS,
+        attributes={"a": {"href", "title"}, "abbr": {"title"}, "td": {"align"}, "th": {"align"}},
+        url_schemes={"http", "https", "mailto"},
+        link_rel="noopener noreferrer",
+    )
+    return Markup(clean)
+
+
+@lru_cache(maxsize=None)
+def highlight(code: str) -> Markup:
+    """Python source as highlighted HTML spans (Pygments escapes the text)."""
+    return Markup(pygments_highlight(code, _LEXER, _FORMATTER).rstrip("\n"))
+
+
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["markdown"] = markdown
+    env.filters["highlight"] = highlight
+    env.filters["seconds"] = _seconds
+    return env
+
+
+def _seconds(value: float) -> str:
+    return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.1f} s"
+
+
+def safe_url(url: str) -> str:
+    """Only http(s) URLs reach an href; anything else is dropped."""
+    return url if url.startswith(("https://", "http://")) else ""
+
+
+def main_versions(versions: dict) -> list[str]:
+    return [f"{name.replace('-cpu', '')} {versions[name]}" for name in BADGE_PACKAGES if name in versions]
+
+
+def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
+    """What a template needs to show one cell."""
+    view = {"column": cell.column, "kind": cell.kind, "source": str(cell.source)}
+    if cell.kind == TEXT:
+        view.update(text=cell.text, url=safe_url(cell.url))
+    elif cell.kind == NONE:
+        view.update(reason=cell.reason)
+    else:
+        verdict = verification.verdicts.get((sheet.id, row.id, cell.column))
+        lanes = []
+        for lane, result in verdict.results if verdict else ():
+            lanes.append(
+                {
+                    "lane": lane,
+                    "status": result.status,
+                    "duration": result.duration,
+                    "versions": main_versions(result.versions),
+                    "python": result.versions.get("python", ""),
+                    "device": result.device,
+                    "date": result.date,
+                    "error": result.error,
+                    "stdout": result.stdout,
+                    "stderr": result.stderr,
+                    "output_cut": result.output_cut,
+                }
+            )
+        warnings = verdict.warnings if verdict else []
+        view.update(
+            code=cell.code.text if cell.code else "",
+            status=verdict.status if verdict else "skipped",
+            lanes=lanes,
+            passed_lanes=list(verdict.passed_lanes) if verdict else [],
+            duration=verdict.duration if verdict else 0.0,
+            deprecations=[w for w in warnings if w.get("category") in DEPRECATION_CATEGORIES],
+            warnings=[w for w in warnings if w.get("category") not in DEPRECATION_CATEGORIES],
+            output=any(lane["stdout"] or lane["stderr"] for lane in lanes),
+        )
+    return view
+
+
+def sheet_stats(sheet: Sheet, verification: Verification) -> dict:
+    code = passed = rows = 0
+    for row in sheet.rows():
+        rows += 1
+        for cell in row.cells:
+            if cell.kind == CODE:
+                code += 1
+                verdict = verification.verdicts.get((sheet.id, row.id, cell.column))
+                passed += bool(verdict and verdict.status == PASSED)
+    return {"rows": rows, "code": code, "passed": passed, "share": passed / code if code else 1.0}
+
+
+def provenance(sheets: list[Sheet], verification: Verification) -> dict:
+    """Which machines, dates and versions verified the given sheets."""
+    devices, dates, versions = set(), set(), {}
+    sheet_ids = {sheet.id for sheet in sheets}
+    for (sheet_id, _, _), verdict in verification.verdicts.items():
+        if sheet_id not in sheet_ids:
+            continue
+        for _, result in verdict.results:
+            if result.status != PASSED:
+                continue
+            devices.add(result.device)
+            dates.add(result.date)
+            for name, version in result.versions.items():
+                versions.setdefault(name, set()).add(version)
+    ordered = [(n, ", ".join(sorted(versions[n]))) for n in ("python", *BADGE_PACKAGES) if n in versions]
+    return {
+        "devices": sorted(devices),
+        "dates": sorted(dates),
+        "versions": [f"{name.replace('-cpu', '')} {value}" for name, value in ordered],
+    }
+
+
+def verification_records(sheets: list[Sheet], verification: Verification) -> list[dict]:
+    """One record per code cell and lane: the data behind the report page and the downloads."""
+    records = []
+    for sheet in sheets:
+        for section in sheet.sections:
+            for row in section.rows:
+                for cell in row.cells:
+                    if cell.kind != CODE:
+                        continue
+                    verdict = verification.verdicts.get((sheet.id, row.id, cell.column))
+                    for lane, result in verdict.results if verdict else ():
+                        records.append(
+                            {
+                                "sheet": sheet.id,
+                                "section": section.id,
+                                "row": row.id,
+                                "column": cell.column,
+                                "lane": lane,
+                                "status": result.status,
+                                "duration": round(result.duration, 4),
+                                "versions": result.versions,
+                                "device": result.device,
+                                "date": result.date,
+                                "warnings": list(result.warnings),
+                                "source": str(cell.source),
+                                "error": result.error,
+                            }
+                        )
+    return records
+
+
+def records_csv(records: list[dict]) -> str:
+    columns = ("sheet", "section", "row", "column", "lane", "status", "duration", "device", "date", "versions", "warnings", "source")
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for record in records:
+        flat = dict(record)
+        flat["versions"] = " ".join(f"{k}={v}" for k, v in sorted(record["versions"].items()))
+        flat["warnings"] = " | ".join(f"{w.get('category')}: {w.get('message')}" for w in record["warnings"])
+        writer.writerow([flat[c] for c in columns])
+    return out.getvalue()
+
+
+def asset_version(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:10]
+
+
+def render_site(sheets: list[Sheet], verification: Verification, extra_pages=()) -> dict[str, bytes]:
+    """The whole site as {relative path: content}. `extra_pages` are callables (env, context) -> dict."""
+    env = environment()
+    files: dict[str, bytes] = {}
+    static_dir = os.path.join(TEMPLATES, "static")
+    for name in sorted(os.listdir(static_dir)):
+        with open(os.path.join(static_dir, name), "rb") as handle:
+            files[f"static/{name}"] = handle.read()
+    files["static/pygments.css"] = (
+        HtmlFormatter(style="friendly").get_style_defs(".code")
+        + "\n@media (prefers-color-scheme: dark) { :root:not([data-theme=light]) .code { color: #d4d4d4; } }\n"
+    ).encode()
+    assets = {name: asset_version(data) for name, data in files.items()}
+    nav = [{"id": sheet.id, "title": sheet.title, "href": f"{sheet.id}.html"} for sheet in sheets]
+    context = {"nav": nav, "assets": assets, "sheets": sheets, "verification": verification, "files": files}
+
+    def page(template: str, path: str, **values) -> None:
+        html = env.get_template(template).render(**values, nav=nav, assets=assets, page_path=path)
+        files[path] = html.encode()
+
+    all_records = verification_records(sheets, verification)
+    index_entries = []
+    for sheet in sheets:
+        rows = {}
+        for section in sheet.sections:
+            for row in section.rows:
+                rows[row.id] = [cell_view(sheet, row, cell, verification) for cell in row.cells]
+        stats = sheet_stats(sheet, verification)
+        index_entries.append({"sheet": sheet, "stats": stats})
+        page("sheet.html", f"{sheet.id}.html", sheet=sheet, rows=rows, stats=stats, provenance=provenance([sheet], verification))
+        sheet_records = [r for r in all_records if r["sheet"] == sheet.id]
+        files[f"data/{sheet.id}.json"] = _json(sheet_export(sheet, sheet_records))
+        files[f"data/{sheet.id}.csv"] = records_csv(sheet_records).encode()
+    page("index.html", "index.html", entries=index_entries, provenance=provenance(sheets, verification))
+    files["verification.json"] = _json({"format": 1, "cells": all_records})
+    page("verification.html", "verification.html", records=report_rows(all_records), counts=_counts(all_records))
+    for extra in extra_pages:
+        files.update(extra(env, context))
+    return files
+
+
+def report_rows(records: list[dict]) -> list[dict]:
+    """The report's rows: failures first, then in content order."""
+    rows = []
+    for index, record in enumerate(records):
+        rank = STATUS_ORDER.get(record["status"], 0)
+        version_text = " · ".join(main_versions(record["versions"]))
+        rows.append({**record, "rank": rank, "order": index, "version_text": version_text})
+    return sorted(rows, key=lambda r: (r["rank"] == STATUS_ORDER[PASSED], r["rank"], r["order"]))
+
+
+def _counts(records: list[dict]) -> dict:
+    passed = sum(r["status"] == PASSED for r in records)
+    return {"total": len(records), "passed": passed, "failed": len(records) - passed}
+
+
+def sheet_export(sheet: Sheet, records: list[dict]) -> dict:
+    """A sheet's content and its verification, for others to build on (docs/data-format.md)."""
+    by_cell: dict[tuple[str, str], list[dict]] = {}
+    for record in records:
+        by_cell.setdefault((record["row"], record["column"]), []).append(
+            {k: record[k] for k in ("lane", "status", "duration", "versions", "device", "date", "warnings")}
+        )
+    sections = []
+    for section in sheet.sections:
+        rows = []
+        for row in section.rows:
+            cells = {}
+            for cell in row.cells:
+                entry = {"kind": cell.kind, "source": str(cell.source)}
+                if cell.kind == CODE:
+                    entry["code"] = cell.code.text if cell.code else ""
+                    entry["verification"] = by_cell.get((row.id, cell.column), [])
+                elif cell.kind == TEXT:
+                    entry.update(text=cell.text, url=cell.url)
+                else:
+                    entry["reason"] = cell.reason
+                cells[cell.column] = entry
+            rows.append({"id": row.id, "title": row.title, "notes": row.notes, "cells": cells})
+        sections.append({"id": section.id, "title": section.title, "rows": rows})
+    return {
+        "format": 1,
+        "id": sheet.id,
+        "title": sheet.title,
+        "columns": [{"id": c.id, "name": c.name, "lanes": list(c.lanes)} for c in sheet.columns],
+        "sections": sections,
+    }
+
+
+def _json(data) -> bytes:
+    return (json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+STATUS_ORDER = {status: index for index, status in enumerate(STATUSES)}

@@ -1,0 +1,375 @@
+"""Running jobs: cached results first, then lane workers scheduled over the machine's cores.
+
+The scheduler keeps every core busy while work waits: each free core goes to the lane with the
+most estimated work left (its import included while its worker has not started), and within a lane
+to the longest job first. A lane worker runs as many cells at once as the scheduler hands it, so a
+long lane can use every core. Estimates come from the durations measured on earlier runs.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+from . import progress as progress_display
+from .cache import Cache, lane_versions
+from .lanes import LANES, Lane, base_env
+from .model import Job, Result
+
+WORKER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
+DEFAULT_MEMORY_CAP = 6 * 2**30
+DEFAULT_JOB_ESTIMATE = 1.0
+DEFAULT_IMPORT_ESTIMATE = 3.0
+WATCHDOG_GRACE = 30.0
+
+
+@dataclass
+class LaneStats:
+    """What one lane worker cost: for the summary table and the benchmark."""
+
+    lanes: set = field(default_factory=set)
+    import_s: float = 0.0
+    cell_s: float = 0.0
+    passed: int = 0
+    failed: int = 0
+    cached: int = 0
+
+
+@dataclass
+class RunReport:
+    results: dict
+    stats: dict
+    wall: float
+
+
+def cpu_description() -> str:
+    """The processor this machine runs cells on, e.g. 'cpu: AMD EPYC 7B13 (2 cores)'."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"cpu: {model} ({os.cpu_count()} cores)"
+
+
+class _Worker:
+    """One lane worker process and the jobs it is running."""
+
+    def __init__(self, key: str, lane: Lane, config: dict, env: dict, scratch: str):
+        self.key = key
+        self.lane = lane
+        self.in_flight: dict[str, tuple[Job, float, int]] = {}  # job id -> (job, started, slots)
+        self.ready = False
+        self.buffer = b""
+        log = open(os.path.join(scratch, f"worker-{os.getpid()}-{id(self)}.log"), "wb")
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", WORKER_SCRIPT, json.dumps(config)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            env=env,
+            cwd=scratch,
+            start_new_session=True,
+        )
+        log.close()
+        self.started = time.perf_counter()
+        self.versions: dict = {}
+
+    def send(self, message: dict) -> None:
+        self.process.stdin.write((json.dumps(message) + "\n").encode())
+        self.process.stdin.flush()
+
+    def messages(self):
+        data = os.read(self.process.stdout.fileno(), 1 << 20)
+        if not data:
+            raise EOFError
+        self.buffer += data
+        while b"\n" in self.buffer:
+            line, self.buffer = self.buffer.split(b"\n", 1)
+            yield json.loads(line)
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.process.pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+
+def worker_env(lane: Lane, home: str, scratch: str) -> dict:
+    """The minimal environment a worker and its cells see: nothing of the parent's secrets."""
+    venv_bin = os.path.dirname(sys.executable)
+    return {
+        "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": home,
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TMPDIR": scratch,
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+        **base_env(lane),
+    }
+
+
+def run_jobs(
+    jobs: list[Job],
+    *,
+    cache: Cache,
+    cores: int,
+    force: bool = False,
+    memory_cap: int = DEFAULT_MEMORY_CAP,
+    show_progress: bool = True,
+    lanes: dict[str, Lane] | None = None,
+) -> RunReport:
+    """Run every job (or take its passed result from the cache) and return the results by job id."""
+    lanes = lanes or LANES
+    started = time.perf_counter()
+    results: dict[str, Result] = {}
+    stats: dict[str, LaneStats] = {}
+    pending: dict[str, list[Job]] = {}
+    for job in jobs:
+        lane = lanes[job.lane]
+        group = stats.setdefault(lane.worker_key, LaneStats())
+        group.lanes.add(lane.name)
+        hit = None if force else cache.get(job.key)
+        if hit is not None:
+            results[job.id] = hit
+            group.cached += 1
+        else:
+            pending.setdefault(lane.worker_key, []).append(job)
+    display = progress_display.Progress(jobs, results, enabled=show_progress)
+    if pending:
+        scheduler = _Scheduler(pending, results, stats, cache, cores, memory_cap, lanes, display)
+        scheduler.run()
+    display.finish()
+    return RunReport(results, stats, time.perf_counter() - started)
+
+
+class _Scheduler:
+    def __init__(self, pending, results, stats, cache, cores, memory_cap, lanes, display):
+        self.pending = pending
+        self.results = results
+        self.stats = stats
+        self.cache = cache
+        self.cores = max(1, cores)
+        self.memory_cap = memory_cap
+        self.lanes = lanes
+        self.display = display
+        self.timings = cache.load_timings()
+        self.new_timings: dict[str, float] = {}
+        self.workers: dict[str, _Worker] = {}
+        self.restarts: dict[str, int] = {}
+        self.selector = selectors.DefaultSelector()
+        self.cpu = cpu_description()
+        self.date = datetime.date.today().isoformat()
+        for jobs in self.pending.values():
+            jobs.sort(key=self._estimate)
+
+    def _estimate(self, job: Job) -> float:
+        return self.timings.get(job.id, DEFAULT_JOB_ESTIMATE)
+
+    def _import_estimate(self, key: str) -> float:
+        return self.timings.get(f"import:{key}", DEFAULT_IMPORT_ESTIMATE)
+
+    def _busy(self) -> int:
+        busy = 0
+        for worker in self.workers.values():
+            busy += 0 if worker.ready else 1
+            busy += sum(slots for _, _, slots in worker.in_flight.values())
+        return busy
+
+    def run(self) -> None:
+        self.scratch = tempfile.mkdtemp(prefix="mlsheets-scratch-")
+        try:
+            while any(self.pending.values()) or any(w.in_flight for w in self.workers.values()):
+                self._dispatch()
+                self._wait()
+        finally:
+            for worker in self.workers.values():
+                worker.kill()
+            self.selector.close()
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            if self.new_timings:
+                try:
+                    self.cache.save_timings(self.new_timings)
+                except OSError:
+                    pass
+
+    def _dispatch(self) -> None:
+        while True:
+            free = self.cores - self._busy()
+            if free <= 0:
+                return
+            best = None
+            for key, jobs in self.pending.items():
+                if not jobs:
+                    continue
+                worker = self.workers.get(key)
+                remaining = sum(self._estimate(job) for job in jobs)
+                if worker is None:
+                    remaining += self._import_estimate(key)
+                elif not worker.ready:
+                    continue
+                slots = min(self.lanes[jobs[-1].lane].processes, self.cores)
+                if slots > free and worker is not None:
+                    continue
+                if best is None or remaining > best[0]:
+                    best = (remaining, key)
+            if best is None:
+                return
+            key = best[1]
+            worker = self.workers.get(key)
+            if worker is None:
+                self._start_worker(key)
+            else:
+                self._send_job(worker, self.pending[key].pop())
+
+    def _start_worker(self, key: str) -> None:
+        lane = self.lanes[self.pending[key][-1].lane]
+        home = os.path.join(self.cache.root, "home", lane.name.replace("@", "-").replace(":", "-"))
+        os.makedirs(home, exist_ok=True)
+        config = {
+            "imports": list(lane.imports),
+            "prelude": lane.prelude,
+            "scratch": self.scratch,
+            "memory_cap": self.memory_cap,
+        }
+        worker = _Worker(key, lane, config, worker_env(lane, home, self.scratch), self.scratch)
+        self.workers[key] = worker
+        self.selector.register(worker.process.stdout, selectors.EVENT_READ, worker)
+
+    def _send_job(self, worker: _Worker, job: Job) -> None:
+        lane = self.lanes[job.lane]
+        cell = job.cell
+        message = {
+            "type": "run",
+            "id": job.id,
+            "path": cell.source.path,
+            "abspath": os.path.abspath(cell.source.path),
+            "timeout": job.timeout,
+            "processes": lane.processes,
+            "device": lane.device,
+        }
+        for part in ("setup", "code", "check"):
+            snippet = getattr(cell, part)
+            message[part] = {"text": snippet.text, "line": snippet.line} if snippet else None
+        slots = min(lane.processes, self.cores)
+        worker.in_flight[job.id] = (job, time.perf_counter(), slots)
+        try:
+            worker.send(message)
+        except (BrokenPipeError, OSError):
+            self._worker_died(worker, "the lane worker stopped taking jobs")
+
+    def _wait(self) -> None:
+        for selected, _ in self.selector.select(timeout=0.5):
+            worker = selected.data
+            try:
+                for message in worker.messages():
+                    self._handle(worker, message)
+            except (EOFError, ValueError, OSError):
+                self._worker_died(worker, "the lane worker died")
+        now = time.perf_counter()
+        for worker in list(self.workers.values()):
+            for job, started, _ in list(worker.in_flight.values()):
+                if now - started > job.timeout + WATCHDOG_GRACE:
+                    self._worker_died(worker, "the lane worker stopped answering")
+                    break
+        self.display.update()
+
+    def _handle(self, worker: _Worker, message: dict) -> None:
+        group = self.stats[worker.key]
+        if message["type"] == "ready":
+            if message.get("error"):
+                self._fail_lane(worker, f"the lane could not start: {message['error']}")
+                return
+            worker.ready = True
+            worker.versions = message.get("versions", {})
+            group.import_s += message["import_s"]
+            self.new_timings[f"import:{worker.key}"] = message["import_s"]
+            return
+        job, _, _ = worker.in_flight.pop(message["id"])
+        lane = self.lanes[job.lane]
+        device = self.cpu
+        if message.get("device_info"):
+            info = message["device_info"]
+            device = f"{lane.device}: {info.get('name', '?')} (driver {info.get('driver', '?')}, CUDA {info.get('cuda', '?')})"
+        result = Result(
+            status=message["status"],
+            duration=float(message.get("duration", 0.0)),
+            stdout=message.get("stdout", ""),
+            stderr=message.get("stderr", ""),
+            output_cut=bool(message.get("output_cut")),
+            error=message.get("error", ""),
+            warnings=tuple(message.get("warnings", ())),
+            versions=lane_versions(lane),
+            device=device,
+            date=self.date,
+        )
+        self._record(job, result, worker.key)
+        self.new_timings[job.id] = float(message.get("wall", result.duration))
+
+    def _record(self, job: Job, result: Result, key: str) -> None:
+        self.results[job.id] = result
+        group = self.stats[key]
+        group.cell_s += result.duration
+        if result.status == "passed":
+            group.passed += 1
+        else:
+            group.failed += 1
+        try:
+            self.cache.put(job.key, result)
+        except OSError:
+            pass
+
+    def _fail_lane(self, worker: _Worker, reason: str) -> None:
+        jobs = self.pending.pop(worker.key, [])
+        jobs += [job for job, _, _ in worker.in_flight.values()]
+        worker.in_flight.clear()
+        for job in jobs:
+            self._record(job, Result(status="error", error=reason, versions=lane_versions(self.lanes[job.lane]), device=self.cpu, date=self.date), worker.key)
+        self._drop(worker)
+
+    def _worker_died(self, worker: _Worker, reason: str) -> None:
+        for job, _, _ in list(worker.in_flight.values()):
+            self._record(job, Result(status="crashed", error=reason, versions=lane_versions(self.lanes[job.lane]), device=self.cpu, date=self.date), worker.key)
+        worker.in_flight.clear()
+        self._drop(worker)
+        self.restarts[worker.key] = self.restarts.get(worker.key, 0) + 1
+        if self.restarts[worker.key] > 3 and self.pending.get(worker.key):
+            for job in self.pending.pop(worker.key):
+                self._record(job, Result(status="error", error="the lane worker kept dying", device=self.cpu, date=self.date), worker.key)
+
+    def _drop(self, worker: _Worker) -> None:
+        try:
+            self.selector.unregister(worker.process.stdout)
+        except (KeyError, ValueError):
+            pass
+        worker.kill()
+        self.workers.pop(worker.key, None)

@@ -1,0 +1,111 @@
+"""Strict YAML reading that keeps line numbers.
+
+PyYAML silently keeps the last of two equal mapping keys and happily expands alias bombs. Here a
+file is composed into nodes and turned into plain data by hand: duplicate keys, anchors/aliases and
+non-string keys are errors, and every mapping remembers the line of each of its keys.
+"""
+
+from __future__ import annotations
+
+import yaml
+
+from .errors import ContentError
+
+try:  # the C parser is several times faster; fall back where libyaml is missing
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover
+    from yaml import SafeLoader as _Loader
+
+
+class Map(dict):
+    """A mapping that knows its own line and the line of each key (1-based)."""
+
+    line: int = 0
+    key_lines: dict
+
+
+class Seq(list):
+    """A sequence that knows its own line and the line of each item (1-based)."""
+
+    line: int = 0
+    item_lines: list
+
+
+class Text(str):
+    """A string scalar that knows its line, the line its content starts on, and its YAML style."""
+
+    line: int = 0
+    content_line: int = 0
+    style: str | None = None
+
+
+def read(path: str, text: str) -> tuple[object, list[ContentError]]:
+    """Parse one YAML document; return (data, errors). Data is None when the file is unusable."""
+    try:
+        loader = _Loader(text)
+        try:
+            node = loader.get_single_node()
+        finally:
+            loader.dispose()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 1
+        message = " ".join(str(part) for part in (exc.context, exc.problem) if part)
+        return None, [ContentError(path, line, f"invalid YAML: {message}")]
+    except yaml.YAMLError as exc:
+        return None, [ContentError(path, 1, f"invalid YAML: {exc}")]
+    if node is None:
+        return None, [ContentError(path, 1, "the file is empty")]
+    errors: list[ContentError] = []
+    data = _build(node, path, errors, set())
+    return data, errors
+
+
+_constructor = yaml.constructor.SafeConstructor()
+
+
+def _build(node, path: str, errors: list[ContentError], seen: set[int]):
+    line = node.start_mark.line + 1
+    if id(node) in seen:
+        errors.append(ContentError(path, line, "YAML anchors and aliases are not allowed in content"))
+        return None
+    seen.add(id(node))
+    if isinstance(node, yaml.MappingNode):
+        result = Map()
+        result.line = line
+        result.key_lines = {}
+        for key_node, value_node in node.value:
+            key_line = key_node.start_mark.line + 1
+            if not isinstance(key_node, yaml.ScalarNode):
+                errors.append(ContentError(path, key_line, "a mapping key must be a plain string"))
+                continue
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                errors.append(ContentError(path, key_line, "YAML merge keys (<<) are not allowed in content"))
+                continue
+            key = str(key_node.value)
+            if key in result:
+                first = result.key_lines[key]
+                errors.append(
+                    ContentError(path, key_line, f"duplicate key '{key}' (first defined on line {first})")
+                )
+                continue
+            result[key] = _build(value_node, path, errors, seen)
+            result.key_lines[key] = key_line
+        return result
+    if isinstance(node, yaml.SequenceNode):
+        result = Seq()
+        result.line = line
+        result.item_lines = []
+        for item in node.value:
+            result.append(_build(item, path, errors, seen))
+            result.item_lines.append(item.start_mark.line + 1)
+        return result
+    value = _constructor.construct_object(node)
+    if isinstance(value, str):
+        text = Text(value)
+        text.line = line
+        text.style = node.style
+        # A block scalar's content starts on the line after its indicator.
+        text.content_line = line + 1 if node.style in ("|", ">") else line
+        return text
+    return value
