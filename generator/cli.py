@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import time
 
@@ -45,8 +46,13 @@ def parser() -> argparse.ArgumentParser:
     return main
 
 
+def _terminate(signum, frame):
+    raise KeyboardInterrupt  # unwinds like Ctrl-C: workers reaped, staging removed, last site kept
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         return COMMANDS[args.command](args)
     except ContentInvalid as invalid:

@@ -289,8 +289,11 @@ def _cell(reader: _Reader, item, column: Column, line: int) -> Cell | None:
         )
     if kind == TEXT:
         return Cell(column.id, TEXT, source, text=reader.string(data, "text"), url=reader.string(data, "source", required=False))
-    reason = reader.string(data, "none")
-    return Cell(column.id, NONE, source, reason=reason)
+    reason = data.get("none")
+    if not isinstance(reason, str) or not reason.strip():
+        reader.error(data.key_lines["none"], "a 'none' cell needs a reason: what the framework lacks, and what to use instead")
+        reason = ""
+    return Cell(column.id, NONE, source, reason=str(reason))
 
 
 def _check_unique_row_ids(sections: list[Section], errors: list[ContentError]) -> None:

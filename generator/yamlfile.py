@@ -56,12 +56,24 @@ def read(path: str, text: str) -> tuple[object, list[ContentError]]:
         return None, [ContentError(path, 1, f"invalid YAML: {exc}")]
     if node is None:
         return None, [ContentError(path, 1, "the file is empty")]
+    if "&" in text:  # an alias needs an anchor: only then is the event scan worth its time
+        alias = _first_alias(text)
+        if alias is not None:
+            return None, [ContentError(path, alias, "YAML anchors and aliases are not allowed in content; the file was refused")]
     errors: list[ContentError] = []
     data = _build(node, path, errors, set())
     return data, errors
 
 
 _constructor = yaml.constructor.SafeConstructor()
+
+
+def _first_alias(text: str) -> int | None:
+    """The line of the first alias (*name) in text, if any. Expands nothing, so a bomb costs nothing."""
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, yaml.AliasEvent):
+            return event.start_mark.line + 1
+    return None
 
 
 def _build(node, path: str, errors: list[ContentError], seen: set[int]):

@@ -1,0 +1,129 @@
+"""Loading: every error case names file:line, quotes the line, and all errors come at once."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from generator import content
+from generator.errors import ContentInvalid
+from tests.conftest import ROOT, write_content
+
+SAMPLES = os.path.join(ROOT, "tests", "samples", "errors")
+
+# sample file -> the exact messages loading it must give (path relative to the sheet folder)
+EXPECTED = {
+    "invalid_yaml.yaml": [
+        "invalid_yaml.yaml:6: invalid YAML: mapping values are not allowed in this context\n    6 |      cells: {}",
+    ],
+    "duplicate_key.yaml": [
+        "duplicate_key.yaml:6: duplicate key 'title' (first defined on line 5)\n    6 |     title: Two",
+    ],
+    "unknown_field.yaml": [
+        "unknown_field.yaml:10: unknown field 'chek' in cell (did you mean 'check'?)\n    10 |         chek: |",
+    ],
+    "unknown_column.yaml": [
+        "unknown_column.yaml:9: unknown column 'jaxx' (did you mean 'jax'?)\n    9 |       jaxx: {text: \"3\"}",
+    ],
+    "duplicate_row_id.yaml": [
+        "duplicate_row_id.yaml:9: duplicate row id 'r1' (first used at {dir}/duplicate_row_id.yaml:4)\n    9 |   - id: r1",
+    ],
+    "missing_column.yaml": [
+        "missing_column.yaml:7: row 'r1' has no cell for column 'jax'\n    7 |       pytorch: {text: \"1\"}",
+    ],
+    "code_syntax_error.yaml": [
+        "code_syntax_error.yaml:10: 'code' is not valid Python: '(' was never closed\n    10 |           y = (x +",
+    ],
+    "none_without_reason.yaml": [
+        "none_without_reason.yaml:7: a 'none' cell needs a reason: what the framework lacks, and what to use instead\n"
+        "    7 |       pytorch: {none: \"\"}",
+    ],
+    "unknown_lane.yaml": [
+        "unknown_lane.yaml:10: unknown lane 'pytroch' (did you mean 'torch'?)\n    10 |         lanes: [pytroch]",
+    ],
+    "two_kinds.yaml": [
+        "two_kinds.yaml:8: a cell needs exactly one of 'code', 'text' or 'none'; this one has more than one of them\n"
+        "    8 |         text: \"a fact\"",
+    ],
+    "yaml_bomb.yaml": [
+        "yaml_bomb.yaml:6: YAML anchors and aliases are not allowed in content; the file was refused\n"
+        "    6 |     notes: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]",
+    ],
+}
+
+
+def _sheet_with(tmp_path, *names: str) -> str:
+    root = write_content(tmp_path, {name: open(os.path.join(SAMPLES, name)).read() for name in names})
+    return root
+
+
+def _messages(root: str) -> list[str]:
+    with pytest.raises(ContentInvalid) as raised:
+        content.load(root)
+    return [error.format() for error in raised.value.errors]
+
+
+def test_every_sample_is_covered():
+    assert sorted(EXPECTED) == sorted(f for f in os.listdir(SAMPLES) if f.endswith(".yaml"))
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_error_names_file_and_line(tmp_path, name):
+    root = _sheet_with(tmp_path, name)
+    folder = os.path.join(root, "t")
+    expected = [f"{folder}/{message.replace('{dir}', folder)}" for message in EXPECTED[name]]
+    assert _messages(root) == expected
+
+
+def test_all_errors_are_reported_at_once(tmp_path):
+    names = ["duplicate_key.yaml", "unknown_field.yaml", "missing_column.yaml", "code_syntax_error.yaml"]
+    for index, name in enumerate(names):  # one sheet each, so that their row ids do not collide
+        write_content(tmp_path, {name: open(os.path.join(SAMPLES, name)).read()}, sheet_id=f"s{index}")
+    messages = _messages(str(tmp_path))
+    assert len(messages) == 4
+    assert sorted(m.split(":")[0].rsplit("/", 1)[1] for m in messages) == sorted(names)
+
+
+def test_yaml_bomb_is_refused_quickly(tmp_path):
+    root = _sheet_with(tmp_path, "yaml_bomb.yaml")
+    started = time.perf_counter()
+    with pytest.raises(ContentInvalid):
+        content.load(root)
+    assert time.perf_counter() - started < 1.0
+
+
+def test_unlisted_section_file_is_an_error(tmp_path):
+    root = write_content(tmp_path, {"a.yaml": "id: a\ntitle: A\nrows: []\n"})
+    with open(os.path.join(root, "t", "stray.yaml"), "w") as handle:
+        handle.write("id: b\ntitle: B\nrows: []\n")
+    assert any("section file 'stray.yaml' is not listed in 'sections'" in m for m in _messages(root))
+
+
+def test_check_command_exits_2_and_prints_every_error(tmp_path):
+    root = _sheet_with(tmp_path, "duplicate_key.yaml", "unknown_lane.yaml")
+    proc = subprocess.run(
+        [sys.executable, "-m", "generator", "check", "--content", root], cwd=ROOT, capture_output=True, text=True
+    )
+    assert proc.returncode == 2
+    assert "duplicate_key.yaml:6: duplicate key 'title'" in proc.stderr
+    assert "unknown_lane.yaml:10: unknown lane 'pytroch'" in proc.stderr
+    assert "duplicate row id 'r1'" in proc.stderr  # the two files share a row id: also an error
+    assert "3 error(s) in the content; nothing was built." in proc.stderr
+
+
+def test_valid_content_loads_with_lines(tmp_path):
+    root = write_content(
+        tmp_path,
+        {"a.yaml": "id: a\ntitle: A\nrows:\n  - id: r\n    title: R\n    cells:\n      pytorch:\n        code: |\n          x = 1\n      jax: {none: lacks it}\n"},
+    )
+    (sheet,) = content.load(root)
+    cell = sheet.sections[0].rows[0].cells[0]
+    assert cell.code.text == "x = 1\n" and cell.code.line == 9
+    assert sheet.sections[0].rows[0].cells[1].reason == "lacks it"
+
+

@@ -1,0 +1,192 @@
+"""The runner against hostile cells: each gets its own status, the rest goes on, nothing leaks."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from tests.conftest import ROOT, code_row
+
+
+def _alive_with(marker: str) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as handle:
+                    if marker.encode() in handle.read():
+                        found.append(int(name))
+            except OSError:
+                pass
+    return found
+
+
+def test_passing_failing_and_traceback_points_at_yaml(run_rows):
+    results = run_rows(
+        code_row("ok", "x = 2 + 2", "assert x == 4"),
+        code_row("wrong", "x = 2 + 2", "assert x == 5, 'arithmetic'"),
+    )
+    assert results["ok"].status == "passed"
+    wrong = results["wrong"]
+    assert wrong.status == "failed"
+    assert "content/t/s.yaml\", line 22" in wrong.error.replace(os.sep, "/")
+    assert "AssertionError: arithmetic" in wrong.error
+    assert "worker.py" not in wrong.error  # the runner's own frames are trimmed
+
+
+def test_hostile_cells_each_get_their_own_status(run_rows):
+    results = run_rows(
+        code_row("endless", "while True:\n    pass", timeout=1),
+        code_row("sleeper", "import time\ntime.sleep(600)", timeout=1),
+        code_row(
+            "native-hang",
+            "import ctypes, signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nctypes.CDLL(None).sleep(600)",
+            timeout=1,
+        ),
+        code_row("os-exit", "import os\nos._exit(0)"),
+        code_row("sys-exit", "import sys\nsys.exit(0)"),
+        code_row("raise-systemexit", "raise SystemExit"),
+        code_row("keyboard-interrupt", "raise KeyboardInterrupt"),
+        code_row("segfault", "import ctypes\nctypes.string_at(0)"),
+        code_row("after", "x = 1", "assert x == 1"),
+    )
+    assert {row: r.status for row, r in results.items()} == {
+        "endless": "timeout",
+        "sleeper": "timeout",
+        "native-hang": "timeout",
+        "os-exit": "crashed",
+        "sys-exit": "failed",
+        "raise-systemexit": "failed",
+        "keyboard-interrupt": "failed",
+        "segfault": "crashed",
+        "after": "passed",
+    }
+    assert "exited with status 0" in results["os-exit"].error
+    assert "SIGSEGV" in results["segfault"].error
+    assert "SystemExit" in results["sys-exit"].error
+    assert "KeyboardInterrupt" in results["keyboard-interrupt"].error
+
+
+def test_timeouts_do_not_wait_for_the_cell(run_rows):
+    started = time.perf_counter()
+    run_rows(code_row("sleeper", "import time\ntime.sleep(600)", timeout=1))
+    assert time.perf_counter() - started < 30
+
+
+def test_huge_output_is_capped_and_marked_cut(run_rows):
+    result = run_rows(code_row("loud", "import sys\nfor _ in range(100):\n    sys.stdout.write('x' * 1_000_000)\nprint('END')"))["loud"]
+    assert result.status == "passed"
+    assert result.output_cut
+    assert len(result.stdout) < 100_000
+    assert "bytes of output cut" in result.stdout
+    assert result.stdout.rstrip().endswith("END")
+
+
+def test_native_output_is_captured(run_rows):
+    result = run_rows(code_row("native", "import os\nos.write(1, b'from fd 1\\n')\nos.write(2, b'from fd 2\\n')"))["native"]
+    assert result.stdout == "from fd 1\n" and result.stderr == "from fd 2\n"
+
+
+def test_memory_hog_is_stopped_at_the_cap(run_rows):
+    result = run_rows(code_row("hog", "x = bytearray(8 * 2**30)\ny = 1"), memory_cap=512 * 2**20)["hog"]
+    assert result.status == "crashed"
+    assert "memory cap" in result.error
+
+
+def test_cells_write_files_in_a_scratch_directory(run_rows, tmp_path):
+    before = set(os.listdir(ROOT))
+    result = run_rows(
+        code_row("writer", "import os\nopen('written.txt', 'w').write('hi')\nwhere = os.getcwd()", "assert os.path.exists(os.path.join(where, 'written.txt'))")
+    )["writer"]
+    assert result.status == "passed"
+    assert set(os.listdir(ROOT)) == before
+    assert not any("written.txt" in files for _, _, files in os.walk(tmp_path))
+
+
+def test_state_changed_by_one_cell_is_not_seen_by_the_next(run_rows):
+    changes = """\
+import os, sys, builtins
+os.chdir('/')
+sys.path.insert(0, '/nonexistent-marker')
+builtins.len = lambda x: 42
+os.environ['LEAKED'] = '1'
+import numpy
+numpy.set_printoptions(precision=1)
+"""
+    sees_nothing = """\
+import os, sys
+assert os.getcwd() != '/'
+assert '/nonexistent-marker' not in sys.path
+assert len([1, 2]) == 2
+assert 'LEAKED' not in os.environ
+import numpy
+assert numpy.get_printoptions()['precision'] == 8
+"""
+    results = run_rows(code_row("changes", changes), code_row("clean", sees_nothing), cores=1)
+    assert results["changes"].status == "passed"
+    assert results["clean"].status == "passed", results["clean"].error
+
+
+def test_framework_global_config_does_not_leak(run_rows):
+    results = run_rows(
+        code_row("set-dtype", "import torch\ntorch.set_default_dtype(torch.float64)\ntorch.set_grad_enabled(False)", lane="torch"),
+        code_row("default-dtype", "import torch\nx = torch.ones(1, requires_grad=True)", "assert x.dtype == torch.float32\nassert torch.is_grad_enabled()", lane="torch"),
+        code_row("x64-on", "import jax\njax.config.update('jax_enable_x64', True)", lane="jax"),
+        code_row("x64-off", "import jax.numpy as jnp\nx = jnp.ones(1)", "assert x.dtype == jnp.float32", lane="jax"),
+        cores=1,
+    )
+    assert {k: r.status for k, r in results.items()} == dict.fromkeys(results, "passed"), {k: r.error for k, r in results.items()}
+
+
+def test_threads_and_child_processes_do_not_survive_the_cell(run_rows):
+    marker = f"mlsheets-orphan-{os.getpid()}-{time.time_ns()}"
+    code = f"""\
+import subprocess, sys, threading, time
+threading.Thread(target=time.sleep, args=(300,)).start()
+subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)', '{marker}'], start_new_session=True)
+subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)', '{marker}'])
+time.sleep(0.5)
+"""
+    result = run_rows(code_row("spawner", code))["spawner"]
+    assert result.status == "passed", result.error
+    deadline = time.time() + 5
+    while _alive_with(marker) and time.time() < deadline:
+        time.sleep(0.1)
+    assert _alive_with(marker) == []
+
+
+def test_cells_get_a_minimal_environment(run_rows, monkeypatch):
+    monkeypatch.setenv("MLSHEETS_TEST_SECRET_TOKEN", "hunter2")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "hunter2")
+    result = run_rows(
+        code_row("env", "import os\nleaked = [k for k, v in os.environ.items() if v == 'hunter2']", "assert leaked == [], leaked")
+    )["env"]
+    assert result.status == "passed", result.error
+
+
+def test_warnings_are_captured_by_category(run_rows):
+    result = run_rows(code_row("warns", "import warnings\nwarnings.warn('old API', DeprecationWarning)"))["warns"]
+    assert result.status == "passed"
+    assert [(w["category"], w["message"]) for w in result.warnings] == [("DeprecationWarning", "old API")]
+    assert result.warnings[0]["where"].endswith("s.yaml:11")
+
+
+@pytest.mark.parametrize("cores", [1, 2])
+def test_many_cells_in_one_lane_all_run(run_rows, cores):
+    rows = [code_row(f"r{i}", f"x = {i}", f"assert x == {i}") for i in range(12)]
+    results = run_rows(*rows, cores=cores)
+    assert len(results) == 12 and all(r.status == "passed" for r in results.values())
+
+
+def test_torch_dist_lane_runs_two_ranks(run_rows):
+    code = """\
+import os
+import torch.distributed as dist
+dist.init_process_group('gloo')
+t = torch.tensor([float(dist.get_rank())])
+dist.all_reduce(t)
+"""
+    result = run_rows(code_row("dist", "import torch\n" + code, "assert dist.get_world_size() == 2\nassert t.item() == 1.0", lane="torch-dist"))["dist"]
+    assert result.status == "passed", result.error
