@@ -1,0 +1,62 @@
+"""Golden HTML: render the sample sheet with fixed results and compare with tests/golden/.
+
+Regenerate after an intended change to the templates with `make golden` (python -m tests.golden).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from generator import content, render  # noqa: E402
+from generator.verify import Verification, judge, plan  # noqa: E402
+from generator.model import Result  # noqa: E402
+
+SAMPLE = os.path.join("tests", "samples", "golden")
+GOLDEN = os.path.join(ROOT, "tests", "golden")
+COMPARED = ("index.html", "golden.html", "verification.html", "verification.json", "data/golden.json", "data/golden.csv")
+
+
+def fixed_result(job) -> Result:
+    """A deterministic result: everything passes but Keras on torch, and one cell warns."""
+    failed = job.lane == "keras@torch"
+    warnings = ({"category": "DeprecationWarning", "message": "ones() is old", "where": "x.yaml:1"},) if job.column == "jax" else ()
+    return Result(
+        status="failed" if failed else "passed",
+        duration=0.25,
+        stdout="hello <b>world</b>\n" if job.column == "pytorch" else "",
+        error="Traceback (most recent call last):\nAssertionError: <script>" if failed else "",
+        warnings=warnings,
+        versions={"python": "3.11.7", "torch": "2.13.0", "jax": "0.10.2", "keras": "3.15.1"},
+        device="cpu: Test CPU (2 cores)",
+        date="2026-01-02",
+    )
+
+
+def render_sample() -> dict[str, bytes]:
+    cwd = os.getcwd()
+    os.chdir(ROOT)  # source paths in the output are relative to the repository
+    try:
+        sheets = content.load(SAMPLE)
+        jobs = plan(sheets)
+        verification = Verification(None, judge(jobs, {job.id: fixed_result(job) for job in jobs}))
+        return render.render_site(sheets, verification)
+    finally:
+        os.chdir(cwd)
+
+
+def regenerate() -> None:
+    files = render_sample()
+    for name in COMPARED:
+        path = os.path.join(GOLDEN, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as handle:
+            handle.write(files[name])
+        print(f"wrote {os.path.relpath(path, ROOT)}")
+
+
+if __name__ == "__main__":
+    regenerate()
