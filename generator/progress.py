@@ -92,5 +92,5 @@ def summary_table(report) -> str:
         lines.append("  ".join(cells))
         if index == 0 or index == len(table) - 2:
             lines.append("  ".join("-" * w for w in widths))
-    lines.append(f"wall time {report.wall:.1f} s")
+    lines.append(f"ran {report.ran} cell(s) in {report.workers} lane worker(s); wall time {report.wall:.1f} s")
     return "\n".join(lines)

@@ -50,6 +50,8 @@ class RunReport:
     results: dict
     stats: dict
     wall: float
+    ran: int = 0  # jobs run (not taken from the cache)
+    workers: int = 0  # lane workers started
 
 
 def cpu_description() -> str:
@@ -165,11 +167,14 @@ def run_jobs(
         else:
             pending.setdefault(lane.worker_key, []).append(job)
     display = progress_display.Progress(jobs, results, enabled=show_progress)
+    ran = sum(len(group) for group in pending.values())
+    workers = 0
     if pending:
         scheduler = _Scheduler(pending, results, stats, cache, cores, memory_cap, lanes, display)
         scheduler.run()
+        workers = scheduler.started
     display.finish()
-    return RunReport(results, stats, time.perf_counter() - started)
+    return RunReport(results, stats, time.perf_counter() - started, ran, workers)
 
 
 class _Scheduler:
@@ -185,6 +190,7 @@ class _Scheduler:
         self.timings = cache.load_timings()
         self.new_timings: dict[str, float] = {}
         self.workers: dict[str, _Worker] = {}
+        self.started = 0
         self.restarts: dict[str, int] = {}
         self.selector = selectors.DefaultSelector()
         self.cpu = cpu_description()
@@ -263,6 +269,7 @@ class _Scheduler:
         }
         worker = _Worker(key, lane, config, worker_env(lane, home, self.scratch), self.scratch)
         self.workers[key] = worker
+        self.started += 1
         self.selector.register(worker.process.stdout, selectors.EVENT_READ, worker)
 
     def _send_job(self, worker: _Worker, job: Job) -> None:
