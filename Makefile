@@ -32,7 +32,7 @@ verify-gpu: $(STAMP)
 	$(PY) -m generator verify --device cuda
 
 bench: $(STAMP)
-	$(PY) -m generator.benchmark
+	$(PY) -m generator.enginebench
 
 serve: $(STAMP)
 	$(PY) -m generator serve

@@ -11,10 +11,48 @@ import yaml
 
 from .errors import ContentError
 
+import gc
+import re
+
 try:  # the C parser is several times faster; fall back where libyaml is missing
-    from yaml import CSafeLoader as _Loader
+    from yaml.cyaml import CParser as _Parser
 except ImportError:  # pragma: no cover
-    from yaml import SafeLoader as _Loader
+
+    class _Parser(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):  # type: ignore[no-redef]
+        def __init__(self, stream):
+            yaml.reader.Reader.__init__(self, stream)
+            yaml.scanner.Scanner.__init__(self)
+            yaml.parser.Parser.__init__(self)
+
+
+_ANCHOR = re.compile(r"(?:^|[\s\[{,:-])&[^\s,\[\]{}]", re.M)
+_INT = re.compile(r"^[-+]?[0-9]+$")
+_FLOAT = re.compile(r"^[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$|^[-+]?[0-9]+[eE][-+]?[0-9]+$")
+_CONSTANTS = {"true": True, "True": True, "false": False, "False": False, "null": None, "~": None, "": None}
+
+
+class _Resolver(yaml.resolver.BaseResolver):
+    """Plain scalars are strings unless they are obviously numbers, booleans or null.
+
+    The stock resolver runs a dozen regular expressions over every plain scalar; content needs
+    only these few types, and loading a large sheet spent most of its time there.
+    """
+
+    def resolve(self, kind, value, implicit):
+        if kind is yaml.ScalarNode and implicit[0]:
+            if value in _CONSTANTS:
+                return "tag:yaml.org,2002:null" if _CONSTANTS[value] is None else "tag:yaml.org,2002:bool"
+            if value[:1] in "0123456789-+." and (_INT.match(value) or _FLOAT.match(value)):
+                return "tag:yaml.org,2002:int" if _INT.match(value) else "tag:yaml.org,2002:float"
+        return super().resolve(kind, value, implicit)
+
+
+class _Loader(_Parser, yaml.composer.Composer, _Resolver):
+    def __init__(self, stream):
+        _Parser.__init__(self, stream)
+        if not hasattr(self, "get_single_node"):  # pragma: no cover - the pure-Python parser
+            yaml.composer.Composer.__init__(self)
+        _Resolver.__init__(self)
 
 
 class Map(dict):
@@ -41,12 +79,15 @@ class Text(str):
 
 def read(path: str, text: str) -> tuple[object, list[ContentError]]:
     """Parse one YAML document; return (data, errors). Data is None when the file is unusable."""
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # building many small objects: the collector only slows this down
     try:
         loader = _Loader(text)
         try:
             node = loader.get_single_node()
         finally:
-            loader.dispose()
+            if hasattr(loader, "dispose"):
+                loader.dispose()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1
@@ -54,23 +95,43 @@ def read(path: str, text: str) -> tuple[object, list[ContentError]]:
         return None, [ContentError(path, line, f"invalid YAML: {message}")]
     except yaml.YAMLError as exc:
         return None, [ContentError(path, 1, f"invalid YAML: {exc}")]
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     if node is None:
         return None, [ContentError(path, 1, "the file is empty")]
-    if "&" in text:  # an alias needs an anchor: only then is the event scan worth its time
+    if _ANCHOR.search(text):  # an alias needs an anchor: only then is the event scan worth its time
         alias = _first_alias(text)
         if alias is not None:
             return None, [ContentError(path, alias, "YAML anchors and aliases are not allowed in content; the file was refused")]
     errors: list[ContentError] = []
-    data = _build(node, path, errors, set())
+    gc.disable()
+    try:
+        data = _build(node, path, errors, set())
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     return data, errors
 
 
-_constructor = yaml.constructor.SafeConstructor()
+_SCALARS = {
+    "tag:yaml.org,2002:str": str,
+    "tag:yaml.org,2002:int": int,
+    "tag:yaml.org,2002:float": float,
+    "tag:yaml.org,2002:bool": lambda value: _CONSTANTS[value],
+    "tag:yaml.org,2002:null": lambda value: None,
+}
+
+
+class _EventLoader(_Parser, _Resolver):
+    def __init__(self, stream):
+        _Parser.__init__(self, stream)
+        _Resolver.__init__(self)
 
 
 def _first_alias(text: str) -> int | None:
     """The line of the first alias (*name) in text, if any. Expands nothing, so a bomb costs nothing."""
-    for event in yaml.parse(text, Loader=_Loader):
+    for event in yaml.parse(text, Loader=_EventLoader):
         if isinstance(event, yaml.AliasEvent):
             return event.start_mark.line + 1
     return None
@@ -112,7 +173,11 @@ def _build(node, path: str, errors: list[ContentError], seen: set[int]):
             result.append(_build(item, path, errors, seen))
             result.item_lines.append(item.start_mark.line + 1)
         return result
-    value = _constructor.construct_object(node)
+    convert = _SCALARS.get(node.tag)
+    if convert is None:
+        errors.append(ContentError(path, line, f"unsupported YAML tag {node.tag}"))
+        return None
+    value = convert(node.value)
     if isinstance(value, str):
         text = Text(value)
         text.line = line

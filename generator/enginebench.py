@@ -1,0 +1,182 @@
+"""`make bench`: how close verification comes to the machine's speed floor, and how the build scales.
+
+Prints, from one run on this machine:
+- a cold verification of all content (empty cache): each lane worker's import time and cell time,
+  the floor max(longest lane, sum of lanes / cores), the wall time and wall / floor;
+- a build with nothing changed (every cell cached), as a whole `python -m generator build`;
+- a build after one row changed: which cells ran;
+- load + check + render of generated sheets of 1,000 to 10,000 rows (text and none cells only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from . import content, render
+from .cache import Cache
+from .verify import Verification, judge, plan, verify
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def cold_verification(content_dir: str, cores: int) -> tuple[dict, str]:
+    """Verify everything with an empty cache; return the figures and the cache dir it filled."""
+    sheets = content.load(content_dir)
+    cache_dir = tempfile.mkdtemp(prefix="mlsheets-bench-cache-")
+    started = time.perf_counter()
+    verification = verify(sheets, cache=Cache(cache_dir), cores=cores, show_progress=False)
+    wall = time.perf_counter() - started
+    lanes = []
+    for stats in verification.report.stats.values():
+        lanes.append({"lanes": ", ".join(sorted(stats.lanes)), "import_s": stats.import_s, "cell_s": stats.cell_s, "cells": stats.passed + stats.failed})
+    totals = [lane["import_s"] + lane["cell_s"] for lane in lanes]
+    floor = max(max(totals), sum(totals) / cores)
+    figures = {
+        "lanes": sorted(lanes, key=lambda lane: -(lane["import_s"] + lane["cell_s"])),
+        "floor": floor,
+        "wall": wall,
+        "ratio": wall / floor,
+        "failures": len(verification.failures()),
+        "cells": len(plan(sheets)),
+    }
+    return figures, cache_dir
+
+
+def unchanged_build(content_dir: str, cache_dir: str, repeats: int = 3) -> list[float]:
+    """Wall times of a whole `python -m generator build` with every cell cached."""
+    times = []
+    out = tempfile.mkdtemp(prefix="mlsheets-bench-site-")
+    try:
+        for _ in range(repeats):
+            started = time.perf_counter()
+            subprocess.run(
+                [sys.executable, "-m", "generator", "build", "--content", content_dir, "--out", os.path.join(out, "site"), "--cache", cache_dir, "--quiet"],
+                cwd=ROOT, check=True, capture_output=True,
+            )
+            times.append(time.perf_counter() - started)
+            imported = subprocess.run(
+                [sys.executable, "-X", "importtime", "-m", "generator", "build", "--content", content_dir, "--out", os.path.join(out, "site"), "--cache", cache_dir, "--quiet"],
+                cwd=ROOT, check=True, capture_output=True, text=True,
+            ).stderr
+        frameworks = sorted({name for name in ("torch", "jax", "tensorflow", "keras", "pytensor") if f" {name}\n" in imported})
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    return times, frameworks
+
+
+def one_row_changed(content_dir: str, cache_dir: str, cores: int) -> dict:
+    """Edit one code cell in a copy of the content; verify; report what ran."""
+    copy = tempfile.mkdtemp(prefix="mlsheets-bench-content-")
+    try:
+        shutil.copytree(content_dir, copy, dirs_exist_ok=True)
+        sheets = content.load(copy)
+        target = next(row for sheet in sheets for row in sheet.rows() if any(c.kind == "code" for c in row.cells))
+        cell = next(c for c in target.cells if c.kind == "code")
+        with open(cell.source.path, encoding="utf-8") as handle:
+            lines = handle.read().split("\n")
+        index = cell.code.line - 1
+        indent = lines[index][: len(lines[index]) - len(lines[index].lstrip())]
+        lines.insert(index, f"{indent}# edited by the benchmark")
+        with open(cell.source.path, "w", encoding="utf-8") as handle:
+            handle.write("\n".join(lines))
+        sheets = content.load(copy)
+        started = time.perf_counter()
+        verification = verify(sheets, cache=Cache(cache_dir), cores=cores, show_progress=False)
+        wall = time.perf_counter() - started
+        report = verification.report
+        return {"row": target.id, "column": cell.column, "lanes": len(cell.lanes), "ran": report.ran, "workers": report.workers, "wall": wall}
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+
+
+def generated_sheet(root: str, rows: int) -> str:
+    """A sheet of `rows` rows of text and none cells, in sections of 100 rows."""
+    folder = os.path.join(root, "scale")
+    os.makedirs(folder, exist_ok=True)
+    sections = []
+    for start in range(0, rows, 100):
+        name = f"s{start // 100:04d}.yaml"
+        sections.append(name)
+        lines = [f"id: s{start // 100}", f"title: Section {start // 100}", "rows:"]
+        for i in range(start, min(start + 100, rows)):
+            lines += [
+                f"  - id: row-{i}",
+                f"    title: Row {i} <with markup & symbols>",
+                f"    notes: Note for *row {i}*, with `code` and a [link](https://example.org/{i}).",
+                "    cells:",
+                f'      a: {{text: "fact {i}", source: "https://example.org/{i}"}}',
+                "      b: {none: \"missing here; use something else\"}",
+                f'      c: {{text: "another fact {i}"}}',
+            ]
+        with open(os.path.join(folder, name), "w", encoding="utf-8") as handle:
+            handle.write("\n".join(lines) + "\n")
+    with open(os.path.join(folder, "sheet.yaml"), "w", encoding="utf-8") as handle:
+        handle.write(
+            "id: scale\ntitle: Scale\ncolumns:\n"
+            "  - {id: a, name: A, lanes: [python]}\n  - {id: b, name: B, lanes: [python]}\n  - {id: c, name: C, lanes: [python]}\n"
+            f"sections: [{', '.join(sections)}]\n"
+        )
+    return root
+
+
+def scale(rows: int) -> tuple[float, float]:
+    """Seconds to load + check, and to render, a generated sheet of `rows` rows."""
+    root = tempfile.mkdtemp(prefix="mlsheets-bench-scale-")
+    try:
+        generated_sheet(root, rows)
+        render.markdown.cache_clear()
+        started = time.perf_counter()
+        sheets = content.load(root)
+        loaded = time.perf_counter() - started
+        verification = Verification(None, judge(plan(sheets), {}))
+        started = time.perf_counter()
+        render.render_site(sheets, verification)
+        return loaded, time.perf_counter() - started
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m generator.enginebench", description=__doc__.splitlines()[0])
+    parser.add_argument("--content", default=os.path.join(ROOT, "content"))
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--skip-cold", action="store_true", help="only the scale figures")
+    args = parser.parse_args(argv)
+    print(f"machine: {os.cpu_count()} cores; scheduling for {args.jobs}")
+    if not args.skip_cold:
+        figures, cache_dir = cold_verification(args.content, args.jobs)
+        try:
+            print(f"\ncold verification of all content ({figures['cells']} cell runs, {figures['failures']} failing cells)")
+            print(f"{'lane worker':40} {'import s':>9} {'cells s':>9} {'cells':>6}")
+            for lane in figures["lanes"]:
+                print(f"{lane['lanes']:40} {lane['import_s']:9.2f} {lane['cell_s']:9.2f} {lane['cells']:6d}")
+            print(f"floor  {figures['floor']:.2f} s   = max(longest lane, sum of lanes / {args.jobs})")
+            print(f"wall   {figures['wall']:.2f} s")
+            print(f"ratio  {figures['ratio']:.3f}  (goal <= 1.25)")
+            times, frameworks = unchanged_build(args.content, cache_dir)
+            print(f"\nbuild with nothing changed: median {statistics.median(times):.3f} s over {len(times)} runs "
+                  f"({', '.join(f'{t:.3f}' for t in times)}); frameworks imported: {frameworks or 'none'}")
+            changed = one_row_changed(args.content, cache_dir, args.jobs)
+            print(f"one row changed ({changed['row']}, column {changed['column']}): ran {changed['ran']} cell run(s) "
+                  f"for its {changed['lanes']} lane(s), started {changed['workers']} worker(s), {changed['wall']:.2f} s")
+        finally:
+            shutil.rmtree(cache_dir, ignore_errors=True)
+    print("\nscale: generated sheet of text and none cells (load+check, render)")
+    base = None
+    for rows in (1000, 2500, 5000, 10000):
+        loaded, rendered = scale(rows)
+        per_row = (loaded + rendered) / rows * 1e6
+        base = base or per_row
+        print(f"{rows:6d} rows: load+check {loaded:6.2f} s  render {rendered:6.2f} s  {per_row:6.0f} µs/row ({per_row / base:.2f}x the 1,000-row cost per row)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
