@@ -1,0 +1,67 @@
+"""The real content: every code cell verifies, the site builds, and a rebuild runs nothing.
+
+This is the expensive test (a cold run verifies every cell of every sheet). It shares the
+repository's .cache with `make build`, so a build after `make test` is instant.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from generator import content
+from generator.model import CODE
+from tests.conftest import ROOT
+
+CONTENT = os.path.join(ROOT, "content")
+CACHE = os.path.join(ROOT, ".cache")
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory):
+    out = tmp_path_factory.mktemp("real") / "site"
+    proc = subprocess.run(
+        [sys.executable, "-m", "generator", "build", "--out", str(out), "--cache", CACHE],
+        cwd=ROOT, capture_output=True, text=True, timeout=3600,
+    )
+    print(proc.stderr[-5000:])
+    assert proc.returncode == 0, proc.stderr[-20000:]
+    return out
+
+
+def test_every_code_cell_passed(built_site):
+    with open(built_site / "verification.json", encoding="utf-8") as handle:
+        cells = json.load(handle)["cells"]
+    assert cells, "no code cell was verified"
+    failed = [f"{c['sheet']}/{c['row']}/{c['column']}@{c['lane']}: {c['status']}" for c in cells if c["status"] != "passed"]
+    assert failed == []
+
+
+def test_every_sheet_has_a_page(built_site):
+    for sheet in content.load(CONTENT):
+        assert (built_site / f"{sheet.id}.html").is_file()
+        assert (built_site / "data" / f"{sheet.id}.json").is_file()
+    assert (built_site / "index.html").is_file()
+
+
+def test_every_code_cell_has_a_check():
+    missing = []
+    for sheet in content.load(CONTENT):
+        for row in sheet.rows():
+            for cell in row.cells:
+                if cell.kind == CODE and cell.check is None:
+                    missing.append(f"{cell.source}: {sheet.id}/{row.id} [{cell.column}] has no check")
+    assert missing == []
+
+
+def test_rebuild_runs_no_cell(built_site):
+    proc = subprocess.run(
+        [sys.executable, "-m", "generator", "build", "--out", str(built_site), "--cache", CACHE, "--quiet"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "ran 0 cell(s) in 0 lane worker(s)" in proc.stderr
