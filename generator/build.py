@@ -44,6 +44,7 @@ def run_verification(options: Options, sheets=None) -> tuple[list, Verification]
         only=options.only,
         show_progress=options.show_progress,
         memory_cap=options.memory_cap,
+        ledger_dir=os.path.join(options.content_dir, "ledger"),
     )
     return sheets, verification
 

@@ -9,7 +9,7 @@ import sys
 import time
 
 from . import build as build_stage
-from . import content
+from . import content, gpu
 from .errors import ContentInvalid
 from .progress import summary_table
 
@@ -40,6 +40,8 @@ def parser() -> argparse.ArgumentParser:
     verify = commands.add_parser("verify", help="run the code cells and report; render nothing")
     _common(verify)
     _running(verify)
+    verify.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="cuda: run the GPU-capable lanes on the GPU and write content/ledger/MACHINE.json")
+    verify.add_argument("--machine", help="the ledger's machine name (default: from the GPU's name)")
 
     check = commands.add_parser("check", help="load and validate the content; run nothing")
     _common(check)
@@ -102,6 +104,8 @@ def cmd_build(args) -> int:
 
 
 def cmd_verify(args) -> int:
+    if args.device != "cpu":
+        return gpu.verify_on_device(args)
     started = time.perf_counter()
     _, verification = build_stage.run_verification(_options(args))
     _report(verification, started)

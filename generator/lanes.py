@@ -70,11 +70,26 @@ _LANES = (
     _keras("tensorflow", ("tensorflow",), ("tensorflow-cpu",), _TF_ENV),
     Lane("pytensor", ("pytensor", "pytensor.tensor"), ("pytensor", "numpy")),
 )
-LANES: dict[str, Lane] = {lane.name: lane for lane in _LANES}
+class _LaneTable(dict):
+    """Lanes by name; 'LANE:DEVICE' names (e.g. 'torch:cuda') are made on first use."""
+
+    def __missing__(self, name: str) -> Lane:
+        base, _, device = name.partition(":")
+        if not device or base not in self:
+            raise KeyError(name)
+        lane = on_device(self[base], device)
+        self[name] = lane
+        return lane
+
+    def __contains__(self, name) -> bool:  # content may name only the base lanes
+        return dict.__contains__(self, name) and ":" not in name
+
+
+LANES: dict[str, Lane] = _LaneTable({lane.name: lane for lane in _LANES})
 
 # Lanes that can use an NVIDIA GPU, and how their environment changes there.
 GPU_LANES = ("torch", "torch-dist", "jax", "keras@jax", "keras@torch")
-_GPU_ENV = {"JAX_PLATFORMS": "cuda", "XLA_FLAGS": ""}
+_GPU_ENV = {"JAX_PLATFORMS": "cuda", "XLA_FLAGS": "", "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
 
 
 def base_env(lane: Lane) -> dict:
@@ -88,6 +103,8 @@ def on_device(lane: Lane, device: str) -> Lane:
         return lane
     if lane.name not in GPU_LANES:
         raise ValueError(f"lane '{lane.name}' cannot run on {device}")
-    env = {**lane.env, **{k: v for k, v in _GPU_ENV.items() if k in lane.env or k == "JAX_PLATFORMS" and "jax" in lane.imports}}
+    env = dict(lane.env)
+    if "jax" in lane.imports:  # several cell processes share the GPU: no up-front allocation
+        env.update(_GPU_ENV)
     env = {k: v for k, v in env.items() if v}
     return replace(lane, name=f"{lane.name}:{device}", env=env, device=device)

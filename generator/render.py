@@ -22,6 +22,7 @@ from pygments import highlight as pygments_highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
+from . import ledger
 from .model import CODE, NONE, PASSED, STATUSES, TEXT, Sheet
 from .verify import Verification
 
@@ -111,7 +112,22 @@ def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
                 }
             )
         warnings = verdict.warnings if verdict else []
+        gpu = [
+            {
+                "machine": run.machine,
+                "lane": run.lane,
+                "status": "stale" if run.stale else run.result.status,
+                "counts": run.counts,
+                "device": run.result.device,
+                "date": run.result.date,
+                "duration": run.result.duration,
+                "versions": main_versions(run.result.versions),
+            }
+            for run in verification.gpu.get((sheet.id, row.id, cell.column), ())
+        ]
         view.update(
+            gpu=gpu,
+            gpu_passed=any(run["counts"] for run in gpu),
             code=cell.code.text if cell.code else "",
             status=verdict.status if verdict else "skipped",
             lanes=lanes,
@@ -133,7 +149,18 @@ def sheet_stats(sheet: Sheet, verification: Verification) -> dict:
                 code += 1
                 verdict = verification.verdicts.get((sheet.id, row.id, cell.column))
                 passed += bool(verdict and verdict.status == PASSED)
-    return {"rows": rows, "code": code, "passed": passed, "share": passed / code if code else 1.0}
+    gpu_jobs = [job for job in verification.gpu_jobs if job.sheet == sheet.id]
+    gpu_passed, gpu_possible = ledger.coverage(gpu_jobs, verification.gpu)
+    cpu_only = sorted({c.name for c in sheet.columns if any(lane in ("tensorflow", "tf1", "keras@tensorflow") for lane in c.lanes)})
+    return {
+        "rows": rows,
+        "code": code,
+        "passed": passed,
+        "share": passed / code if code else 1.0,
+        "gpu_passed": gpu_passed,
+        "gpu_possible": gpu_possible,
+        "cpu_only": cpu_only,
+    }
 
 
 def provenance(sheets: list[Sheet], verification: Verification) -> dict:
@@ -239,12 +266,38 @@ def render_site(sheets: list[Sheet], verification: Verification, extra_pages=())
         sheet_records = [r for r in all_records if r["sheet"] == sheet.id]
         files[f"data/{sheet.id}.json"] = _json(sheet_export(sheet, sheet_records))
         files[f"data/{sheet.id}.csv"] = records_csv(sheet_records).encode()
-    page("index.html", "index.html", entries=index_entries, provenance=provenance(sheets, verification))
-    files["verification.json"] = _json({"format": 1, "cells": all_records})
-    page("verification.html", "verification.html", records=report_rows(all_records), counts=_counts(all_records))
+    gpu_passed, gpu_possible = ledger.coverage(verification.gpu_jobs, verification.gpu)
+    page("index.html", "index.html", entries=index_entries, provenance=provenance(sheets, verification), gpu={"passed": gpu_passed, "possible": gpu_possible})
+    gpu_records = ledger_records(verification)
+    files["verification.json"] = _json({"format": 1, "cells": all_records, "gpu": gpu_records})
+    gpu_passed, gpu_possible = ledger.coverage(verification.gpu_jobs, verification.gpu)
+    counts = {**_counts(all_records), "gpu_passed": gpu_passed, "gpu_possible": gpu_possible}
+    page("verification.html", "verification.html", records=report_rows(all_records), counts=counts, gpu_records=gpu_records)
     for extra in extra_pages:
         files.update(extra(env, context))
     return files
+
+
+def ledger_records(verification: Verification) -> list[dict]:
+    """One record per ledger entry that still belongs to a cell, stale ones marked."""
+    records = []
+    for (sheet, row, column), runs in sorted(verification.gpu.items()):
+        for run in runs:
+            records.append(
+                {
+                    "sheet": sheet,
+                    "row": row,
+                    "column": column,
+                    "lane": run.lane,
+                    "machine": run.machine,
+                    "status": "stale" if run.stale else run.result.status,
+                    "duration": round(run.result.duration, 4),
+                    "versions": run.result.versions,
+                    "device": run.result.device,
+                    "date": run.result.date,
+                }
+            )
+    return records
 
 
 def report_rows(records: list[dict]) -> list[dict]:

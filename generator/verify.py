@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import ledger as ledger_module
 from .cache import Cache, job_key
 from .lanes import LANES, on_device
 from .model import CODE, PASSED, STATUSES, Job, Result, Sheet
@@ -41,13 +42,19 @@ class CellVerdict:
 class Verification:
     report: RunReport | None
     verdicts: dict = field(default_factory=dict)  # (sheet id, row id, column id) -> CellVerdict
+    gpu: dict = field(default_factory=dict)  # (sheet id, row id, column id) -> [GpuRun] from the ledgers
+    gpu_jobs: list = field(default_factory=list)  # the GPU jobs the content has: coverage's denominator
 
     def failures(self) -> list[tuple[tuple[str, str, str], CellVerdict]]:
         return [(key, v) for key, v in sorted(self.verdicts.items()) if v.status not in (PASSED, "skipped")]
 
 
-def plan(sheets: list[Sheet], *, only: set[str] | None = None, device: str = "cpu", lanes=None) -> list[Job]:
-    """The jobs that verify the code cells of `sheets` (of the rows in `only`, if given)."""
+def plan(sheets: list[Sheet], *, only: set[str] | None = None, device: str = "cpu", lanes=None, gpus: int = 1) -> list[Job]:
+    """The jobs that verify the code cells of `sheets` (of the rows in `only`, if given).
+
+    On a device other than the CPU, only the lanes that can use it, and only the multi-process
+    lanes that the device count allows.
+    """
     lanes = lanes or LANES
     jobs = []
     for sheet in sheets:
@@ -64,6 +71,8 @@ def plan(sheets: list[Sheet], *, only: set[str] | None = None, device: str = "cp
                             lane = on_device(lane, device)
                         except ValueError:
                             continue
+                        if lane.processes > gpus:
+                            continue
                     jobs.append(Job(sheet.id, row.id, cell.column, lane.name, cell, row.timeout, job_key(cell, lane)))
     return jobs
 
@@ -78,6 +87,7 @@ def verify(
     run: bool = True,
     show_progress: bool = True,
     memory_cap: int | None = None,
+    ledger_dir: str | None = None,
 ) -> Verification:
     """Run (or take from the cache) every job of `sheets`; cells outside `only` come from the cache alone."""
     all_jobs = plan(sheets)
@@ -93,7 +103,9 @@ def verify(
             cached = cache.get(job.key)
             if cached is not None:
                 results[job.id] = cached
-    return Verification(report, judge(all_jobs, results))
+    gpu_jobs = plan(sheets, device="cuda", gpus=8)
+    ledgers = ledger_module.load_all(ledger_dir) if ledger_dir else []
+    return Verification(report, judge(all_jobs, results), ledger_module.merge(ledgers, gpu_jobs), gpu_jobs)
 
 
 def judge(jobs: list[Job], results: dict[str, Result]) -> dict:

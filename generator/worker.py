@@ -451,6 +451,8 @@ def _run_in_namespace(job: dict, config: dict) -> dict:
                     exec(compile(source, job["abspath"], "exec"), namespace)
             if job.get("device", "cpu") != "cpu":
                 _assert_on_device(namespace, job["device"])
+        except NotOnDevice as exc:
+            status, error = "skipped", str(exc)
         except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt too
             status = "failed"
             error = _format_exception(exc, job)
@@ -517,6 +519,10 @@ def _dedupe(items: list[dict]) -> list[dict]:
     return list(seen.values())
 
 
+class NotOnDevice(Exception):
+    """The cell left no array to show that it ran on the device: it does not count there."""
+
+
 def _use_device(device: str) -> None:
     torch = sys.modules.get("torch")
     if torch is not None and device == "cuda":
@@ -531,7 +537,7 @@ def _assert_on_device(namespace: dict, device: str) -> None:
             found += 1
             on_gpu += placement == "gpu"
     if not found:
-        raise AssertionError(f"no tensor or array was left in the cell's namespace to show it ran on {device}")
+        raise NotOnDevice(f"no tensor or array was left in the cell's namespace to show it ran on {device}")
     if on_gpu < found:
         raise AssertionError(f"{found - on_gpu} of {found} arrays in the cell's namespace are not on the GPU")
 

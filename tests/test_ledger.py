@@ -1,0 +1,129 @@
+"""The GPU ledger: merging, staleness, coverage, and what the site shows. Ledgers here are written
+by the tests themselves through the same writer a GPU run uses."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+
+from generator import content, ledger, render, worker
+from generator.errors import ContentInvalid
+from generator.lanes import LANES
+from generator.model import Result
+from generator.verify import Verification, judge, plan
+from tests.conftest import ROOT
+
+SAMPLE = os.path.join(ROOT, "tests", "samples", "golden")
+
+
+def _gpu_result(status="passed"):
+    return Result(status=status, duration=0.01, versions={"torch": "2.13.0"}, device="cuda: Test GPU (driver 1, CUDA 12)", date="2026-01-03")
+
+
+def _verification(sheets, ledgers):
+    jobs = plan(sheets)
+    gpu_jobs = plan(sheets, device="cuda", gpus=8)
+    results = {job.id: Result(status="passed", device="cpu: x", date="2026-01-02") for job in jobs}
+    return Verification(None, judge(jobs, results), ledger.merge(ledgers, gpu_jobs), gpu_jobs)
+
+
+def test_gpu_plan_takes_only_gpu_lanes():
+    sheets = content.load(SAMPLE)
+    lanes = {job.lane for job in plan(sheets, device="cuda", gpus=1)}
+    assert lanes == {"torch:cuda", "keras@jax:cuda", "keras@torch:cuda", "jax:cuda"}
+    assert LANES["jax:cuda"].env["JAX_PLATFORMS"] == "cuda"
+    assert "xla_force_host_platform_device_count" not in LANES["jax:cuda"].env.get("XLA_FLAGS", "")
+    assert "tensorflow:cuda" not in LANES and "torch:cuda" not in LANES  # content may not name them
+
+
+def test_merge_counts_matching_entries_and_marks_edited_cells_stale(tmp_path):
+    sheets = content.load(SAMPLE)
+    gpu_jobs = plan(sheets, device="cuda", gpus=1)
+    path = str(tmp_path / "ledger" / "test-gpu.json")
+    ledger.write(path, "test-gpu", gpu_jobs, {job.id: _gpu_result() for job in gpu_jobs})
+    ledgers = ledger.load_all(str(tmp_path / "ledger"))
+    verification = _verification(sheets, ledgers)
+    assert ledger.coverage(verification.gpu_jobs, verification.gpu) == (3, 3)
+
+    copy = tmp_path / "content"
+    shutil.copytree(SAMPLE, copy)
+    section = copy / "golden" / "basics.yaml"
+    section.write_text(section.read_text().replace("x = torch.ones(3)", "x = torch.ones(4)"))
+    edited = _verification(content.load(str(copy)), ledgers)
+    runs = edited.gpu[("golden", "ones", "pytorch")]
+    assert [run.stale for run in runs] == [True]
+    assert ledger.coverage(edited.gpu_jobs, edited.gpu) == (2, 3)
+
+
+def test_failed_gpu_entry_does_not_count(tmp_path):
+    sheets = content.load(SAMPLE)
+    gpu_jobs = plan(sheets, device="cuda", gpus=1)
+    results = {job.id: _gpu_result("failed" if job.column == "jax" else "passed") for job in gpu_jobs}
+    ledger.write(str(tmp_path / "g.json"), "g", gpu_jobs, results)
+    verification = _verification(sheets, ledger.load_all(str(tmp_path)))
+    assert ledger.coverage(verification.gpu_jobs, verification.gpu) == (2, 3)
+
+
+def test_rewriting_a_ledger_keeps_entries_of_cells_not_rerun(tmp_path):
+    sheets = content.load(SAMPLE)
+    gpu_jobs = plan(sheets, device="cuda", gpus=1)
+    path = str(tmp_path / "g.json")
+    ledger.write(path, "g", gpu_jobs, {job.id: _gpu_result() for job in gpu_jobs})
+    one = [job for job in gpu_jobs if job.column == "jax"]
+    ledger.write(path, "g", one, {job.id: _gpu_result("failed") for job in one})
+    entries = json.load(open(path))["entries"]
+    assert len(entries) == len(gpu_jobs)
+    assert {e["column"]: e["status"] for e in entries}["jax"] == "failed"
+    assert [e["id"] for e in entries] == sorted(e["id"] for e in entries)
+
+
+def test_badge_and_report_show_gpu_and_stale(tmp_path):
+    sheets = content.load(SAMPLE)
+    gpu_jobs = plan(sheets, device="cuda", gpus=1)
+    results = {job.id: _gpu_result() for job in gpu_jobs}
+    ledger.write(str(tmp_path / "g.json"), "test-gpu", gpu_jobs, results)
+    data = json.load(open(tmp_path / "g.json"))
+    for entry in data["entries"]:
+        if entry["column"] == "jax":
+            entry["key"] = "0" * 64  # as if the cell had changed since the GPU run
+    json.dump(data, open(tmp_path / "g.json", "w"))
+    files = render.render_site(sheets, _verification(sheets, ledger.load_all(str(tmp_path))))
+    page = files["golden.html"].decode()
+    assert "torch:cuda on test-gpu: passed" in page
+    assert "jax:cuda on test-gpu: stale" in page
+    assert "GPU: 2 of 3 cells that can run on a GPU passed there." in page
+    assert "GPU coverage: 2 of 3" in files["index.html"].decode()
+    gpu = json.loads(files["verification.json"])["gpu"]
+    assert {(r["column"], r["status"]) for r in gpu} >= {("jax", "stale"), ("pytorch", "passed")}
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"format": 1, "machine": "g", "entries": [}', "invalid ledger JSON"),
+        ('{"format": 1, "machine": "g", "entries": [{"id": "x"}]}', "malformed ledger: an entry lacks"),
+        ("[]", "malformed ledger: expected an object with format 1"),
+    ],
+)
+def test_malformed_ledger_is_a_content_error(tmp_path, text, message):
+    (tmp_path / "bad.json").write_text(text)
+    with pytest.raises(ContentInvalid) as raised:
+        ledger.load_all(str(tmp_path))
+    assert message in raised.value.report() and "bad.json:1" in raised.value.report()
+
+
+def test_device_check_rejects_cpu_arrays():
+    import numpy
+
+    torch = pytest.importorskip("torch")
+    with pytest.raises(AssertionError, match="1 of 1 arrays"):
+        worker._assert_on_device({"x": torch.ones(2)}, "cuda")
+    with pytest.raises(worker.NotOnDevice):
+        worker._assert_on_device({"n": 3, "a": numpy.ones(2)}, "cuda")
+
+
+def test_machine_name_is_a_slug():
+    assert ledger.machine_name(" NVIDIA H100 80GB HBM3") == "nvidia-h100-80gb-hbm3"
