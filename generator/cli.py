@@ -9,9 +9,12 @@ import sys
 import time
 
 from . import build as build_stage
-from . import content, gpu
+from . import changes, content, gpu, ledger, newrow
+from . import coverage as coverage_module
+from . import serve as serve_module
 from .errors import ContentInvalid
 from .progress import summary_table
+from .verify import Verification, plan
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -43,8 +46,26 @@ def parser() -> argparse.ArgumentParser:
     verify.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="cuda: run the GPU-capable lanes on the GPU and write content/ledger/MACHINE.json")
     verify.add_argument("--machine", help="the ledger's machine name (default: from the GPU's name)")
 
+    verify.add_argument("--changed-since", metavar="REF", help="run only the rows whose cells differ from git REF")
+
     check = commands.add_parser("check", help="load and validate the content; run nothing")
     _common(check)
+
+    new_row = commands.add_parser("new-row", help="append a row skeleton with a placeholder cell per column")
+    _common(new_row)
+    new_row.add_argument("sheet", help="the sheet id, e.g. frameworks")
+    new_row.add_argument("section", help="the section id or file name, e.g. layers")
+    new_row.add_argument("title", help="the row title, e.g. \"Group normalisation\"")
+    new_row.add_argument("--id", help="the row id (default: made from the title)")
+
+    coverage = commands.add_parser("coverage", help="per sheet: which cells are none, lack a check, or have CPU results only")
+    _common(coverage)
+
+    serve = commands.add_parser("serve", help="serve the site locally and rebuild on change")
+    _common(serve)
+    _running(serve)
+    serve.add_argument("--out", default="site", help="where the site goes (default: site)")
+    serve.add_argument("--port", type=int, default=8000, help="the port on 127.0.0.1 (default: 8000)")
     return main
 
 
@@ -107,7 +128,14 @@ def cmd_verify(args) -> int:
     if args.device != "cpu":
         return gpu.verify_on_device(args)
     started = time.perf_counter()
-    _, verification = build_stage.run_verification(_options(args))
+    options = _options(args)
+    if args.changed_since:
+        changed = changes.changed_rows(args.content, args.changed_since)
+        print(f"{len(changed)} row(s) changed since {args.changed_since}: {' '.join(sorted(changed)) or '-'}", file=sys.stderr)
+        if not changed:
+            return 0
+        options.only = (options.only or set()) | changed
+    _, verification = build_stage.run_verification(options)
     _report(verification, started)
     return 1 if verification.failures() else 0
 
@@ -119,4 +147,32 @@ def cmd_check(args) -> int:
     return 0
 
 
-COMMANDS = {"build": cmd_build, "verify": cmd_verify, "check": cmd_check}
+def cmd_new_row(args) -> int:
+    row_id, path, line = newrow.new_row(args.content, args.sheet, args.section, args.title, args.id)
+    print(f"{path}:{line}: added row '{row_id}' with a placeholder cell per column", file=sys.stderr)
+    print(f"fill it in, then run: make verify ROW={row_id}", file=sys.stderr)
+    return 0
+
+
+def cmd_coverage(args) -> int:
+    sheets = content.load(args.content)
+    gpu_jobs = plan(sheets, device="cuda", gpus=8)
+    ledgers = ledger.load_all(os.path.join(args.content, "ledger"))
+    verification = Verification(None, {}, ledger.merge(ledgers, gpu_jobs), gpu_jobs)
+    print(coverage_module.report(sheets, verification))
+    return 0
+
+
+def cmd_serve(args) -> int:
+    serve_module.serve(_options(args), port=args.port)
+    return 0
+
+
+COMMANDS = {
+    "build": cmd_build,
+    "verify": cmd_verify,
+    "check": cmd_check,
+    "new-row": cmd_new_row,
+    "coverage": cmd_coverage,
+    "serve": cmd_serve,
+}
