@@ -1,0 +1,76 @@
+"""Docs that cannot go stale: every CLI command and option, every schema field, every lane is documented."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from generator import lanes
+from generator.cli import parser
+from generator.content import SCHEMA
+from tests.conftest import ROOT
+
+
+def _read(*parts) -> str:
+    with open(os.path.join(ROOT, *parts), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def _commands():
+    sub = next(a for a in parser()._actions if a.__class__.__name__ == "_SubParsersAction")
+    return sub.choices
+
+
+def test_every_cli_command_and_option_is_documented():
+    doc = _read("docs", "cli.md")
+    missing = []
+    for name, command in _commands().items():
+        if f"## `{name}" not in doc:
+            missing.append(f"command {name}")
+        for action in command._actions:
+            for option in action.option_strings:
+                if option not in ("-h", "--help") and f"`{option}" not in doc:
+                    missing.append(f"{name} {option}")
+    assert missing == []
+
+
+def test_readme_names_the_main_commands():
+    readme = _read("README.md")
+    for name in ("build", "verify", "check"):
+        assert f"python -m generator {name}" in readme
+
+
+def _schema_tables(doc: str) -> dict[str, dict[str, str]]:
+    """{kind: {field: its table's second column}} from docs/schema.md's field tables."""
+    tables: dict[str, dict[str, str]] = {}
+    current = None
+    for line in doc.splitlines():
+        heading = re.match(r"^## `sheet.yaml`|^A \*\*(\w+)\*\*|^## A section file", line)
+        if heading:
+            current = heading.group(1) or ("sheet" if "sheet.yaml" in line else "section")
+            tables.setdefault(current, {})
+        elif current and line.startswith("| `"):
+            cells = [cell.strip() for cell in line.strip("|").split("|")]
+            tables[current][cells[0].strip("`")] = cells[1]
+        elif line.startswith("## "):
+            current = None
+    return tables
+
+
+def test_schema_reference_matches_the_enforced_schema():
+    tables = _schema_tables(_read("docs", "schema.md"))
+    for kind, fields in SCHEMA.items():
+        assert set(tables.get(kind, {})) == set(fields), f"docs/schema.md table for {kind}: {set(tables.get(kind, {}))} != {set(fields)}"
+
+
+def test_required_fields_are_marked_required_in_the_docs():
+    tables = _schema_tables(_read("docs", "schema.md"))
+    for kind in ("sheet", "column", "section", "row"):
+        for field, required in SCHEMA[kind].items():
+            assert (tables[kind][field] == "yes") == required, (kind, field, tables[kind][field])
+
+
+def test_every_lane_is_documented():
+    doc = _read("docs", "schema.md")
+    for name in lanes.LANES:
+        assert f"`{name}`" in doc, name
