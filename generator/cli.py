@@ -47,6 +47,7 @@ def parser() -> argparse.ArgumentParser:
     verify.add_argument("--machine", help="the ledger's machine name (default: from the GPU's name)")
 
     verify.add_argument("--changed-since", metavar="REF", help="run only the rows whose cells differ from git REF")
+    verify.add_argument("--summary", metavar="FILE", help="write a Markdown table of the cells run (for a CI job summary)")
 
     check = commands.add_parser("check", help="load and validate the content; run nothing")
     _common(check)
@@ -137,7 +138,25 @@ def cmd_verify(args) -> int:
         options.only = (options.only or set()) | changed
     _, verification = build_stage.run_verification(options)
     _report(verification, started)
+    if args.summary:
+        with open(args.summary, "w", encoding="utf-8") as handle:
+            handle.write(markdown_summary(verification, options.only))
     return 1 if verification.failures() else 0
+
+
+def markdown_summary(verification, only) -> str:
+    """The verification table of the rows run, as Markdown."""
+    lines = ["| status | row | column | lane | duration | versions |", "|---|---|---|---|---|---|"]
+    for (sheet, row, column), verdict in sorted(verification.verdicts.items()):
+        if only is not None and row not in only and f"{sheet}/{row}" not in only:
+            continue
+        for lane, result in verdict.results:
+            mark = "✅" if result.status == "passed" else "❌"
+            versions = ", ".join(f"{k} {v}" for k, v in sorted(result.versions.items()))
+            lines.append(f"| {mark} {result.status} | `{sheet}/{row}` | {column} | {lane} | {result.duration:.2f} s | {versions} |")
+    if len(lines) == 2:
+        lines.append("| – | no row changed | | | | |")
+    return "\n".join(lines) + "\n"
 
 
 def cmd_check(args) -> int:

@@ -88,7 +88,7 @@ def summary_table(report) -> str:
     widths = [max(len(r[i]) for r in table) for i in range(len(header))]
     lines = []
     for index, row in enumerate(table):
-        cells = [row[0].ljust(widths[0])] + [value.rjust(width) for value, width in zip(row[1:], widths[1:])]
+        cells = [row[0].ljust(widths[0])] + [value.rjust(width) for value, width in zip(row[1:], widths[1:], strict=True)]
         lines.append("  ".join(cells))
         if index == 0 or index == len(table) - 2:
             lines.append("  ".join("-" * w for w in widths))

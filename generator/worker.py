@@ -436,7 +436,6 @@ def _run_in_namespace(job: dict, config: dict) -> dict:
     sys.modules["__main__"] = main_module
     namespace = main_module.__dict__
     _reseed()
-    caught: list = []
     status, error = "passed", ""
     started = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:

@@ -12,8 +12,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from generator import content, render  # noqa: E402
-from generator.verify import Verification, judge, plan  # noqa: E402
 from generator.model import Result  # noqa: E402
+from generator.verify import Verification, judge, plan  # noqa: E402
 
 SAMPLE = os.path.join("tests", "samples", "golden")
 GOLDEN = os.path.join(ROOT, "tests", "golden")

@@ -74,3 +74,22 @@ def test_every_lane_is_documented():
     doc = _read("docs", "schema.md")
     for name in lanes.LANES:
         assert f"`{name}`" in doc, name
+
+
+def test_contributing_example_row_verifies(tmp_path):
+    """The example row in CONTRIBUTING.md is real: it loads and every code cell passes."""
+    import yaml
+
+    from generator import content
+    from generator.cache import Cache
+    from generator.verify import verify
+    from tests.conftest import write_content
+
+    guide = _read("CONTRIBUTING.md")
+    example = guide.split("A filled-in row looks like this:\n\n```yaml\n", 1)[1].split("```", 1)[0]
+    assert yaml.safe_load(example)[0]["id"] == "group-norm"
+    columns = (("pytorch", "torch"), ("keras", "keras@jax, keras@torch, keras@tensorflow"), ("jax", "jax"), ("tensorflow", "tensorflow"))
+    root = write_content(tmp_path / "content", {"s.yaml": "id: s\ntitle: S\nrows:\n" + example}, columns=columns)
+    verification = verify(content.load(root), cache=Cache(str(tmp_path / "cache")), cores=2, show_progress=False)
+    statuses = {key[2]: v.status for key, v in verification.verdicts.items()}
+    assert statuses == {"pytorch": "passed", "keras": "passed", "jax": "passed"}, verification.failures()

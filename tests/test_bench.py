@@ -1,0 +1,267 @@
+"""The benchmarks page: the equal-work check, the cache key, the SVG chart, the verdicts, and one real run."""
+
+from __future__ import annotations
+
+import collections
+import copy
+import json
+import textwrap
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from generator import bench
+
+ROOT = Path(__file__).resolve().parent.parent
+SVG = "{http://www.w3.org/2000/svg}"
+
+FAKE_BENCHDATA = '''
+import os
+WORKLOADS = {"fake-step": {"module": "fake", "title": "Fake step", "description": "A tiny fake workload."}}
+TOLERANCE = {"loss": 1e-4}
+UPDATE_RTOL = 1e-3
+COUNTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "calls.txt")
+DATA = {"fake": lambda: {"value": 2.0}}
+REFERENCE = {"fake": lambda d: {"loss": d["value"]}}
+'''
+
+FAKE_MODULE = '''
+from benchdata import COUNTER
+FRAMEWORK = "py"
+MODES = ("good", "bad")
+
+def build(mode, d):
+    def step():
+        with open(COUNTER, "a") as f:
+            f.write(mode + "\\n")
+        return {"loss": d["value"] * (1.5 if mode == "bad" else 1.0)}
+    return step
+'''
+
+FAKE_WORKER = bench.Worker("py", "py", (), {}, {"good": "py-good", "bad": "py-bad"})
+
+
+def fake_root(tmp_path: Path) -> Path:
+    folder = tmp_path / "repo" / "snippets" / "bench"
+    folder.mkdir(parents=True)
+    (folder / "benchdata.py").write_text(textwrap.dedent(FAKE_BENCHDATA))
+    (folder / "fake_py.py").write_text(textwrap.dedent(FAKE_MODULE))
+    return tmp_path / "repo"
+
+
+def calls(root: Path) -> list[str]:
+    path = root / "snippets" / "bench" / "calls.txt"
+    return path.read_text().split() if path.exists() else []
+
+
+# --- equal work ----------------------------------------------------------------------------------------
+def test_a_variant_with_a_different_loss_fails_and_is_not_timed():
+    n = {"calls": 0}
+
+    def step():
+        n["calls"] += 1
+        return {"loss": 2.5}
+
+    result = bench.measure_variant(step, {"loss": 2.0}, {"loss": 1e-4})
+    assert result["status"] == "failed"
+    assert n["calls"] == 1  # only the checked first step ran
+    assert result["steps"] == 0 and result["step_median_s"] is None and result["step_p10_s"] is None
+    assert "reference 2" in result["reason"] and "not timed" in result["reason"]
+
+
+def test_a_variant_within_tolerance_is_timed():
+    result = bench.measure_variant(lambda: {"loss": 2.0 * (1 + 5e-5)}, {"loss": 2.0}, {"loss": 1e-4})
+    assert result["status"] == "ok"
+    assert result["steps"] >= bench.SETTINGS["min_steps"]
+    assert result["step_p10_s"] <= result["step_median_s"] <= result["step_p90_s"]
+
+
+def test_every_reference_metric_is_checked():
+    problems = bench.check_equal_work({"loss": 2.0, "gsq": 11.0}, {"loss": 2.0, "gsq": 10.0}, {"loss": 1e-4, "gsq": 1e-3})
+    assert len(problems) == 1 and problems[0].startswith("gsq")
+    assert bench.check_equal_work({"loss": float("nan")}, {"loss": 2.0}, {"loss": 1e-4})
+    assert bench.check_equal_work({}, {"loss": 2.0}, {"loss": 1e-4})
+
+
+def test_fake_workload_through_the_runner(tmp_path):
+    root = fake_root(tmp_path)
+    result = bench.run_benchmarks(root, tmp_path / "cache", workers=(FAKE_WORKER,), budget_s=60)
+    variants = result["workloads"]["fake-step"]["variants"]
+    assert variants["py-good"]["status"] == "ok" and variants["py-good"]["steps"] >= bench.SETTINGS["min_steps"]
+    assert variants["py-bad"]["status"] == "failed"
+    assert variants["py-bad"]["step_median_s"] is None and variants["py-bad"]["steps"] == 0
+    assert calls(root).count("bad") == 1
+    assert result["complete"] and not result["cached"]
+    json.dumps(result)  # serialisable
+
+    # nothing changed: served from the cache, nothing runs
+    before = len(calls(root))
+    again = bench.run_benchmarks(root, tmp_path / "cache", workers=(FAKE_WORKER,), budget_s=60)
+    assert again["cached"] and len(calls(root)) == before
+    assert again["workloads"] == result["workloads"]
+
+    # the workload code changed: it runs again
+    module = root / "snippets" / "bench" / "fake_py.py"
+    module.write_text(module.read_text() + "\n# changed\n")
+    third = bench.run_benchmarks(root, tmp_path / "cache", workers=(FAKE_WORKER,), budget_s=60)
+    assert not third["cached"] and len(calls(root)) > before
+
+
+def test_the_update_check_drops_a_variant_that_diverges_after_one_step():
+    records = [
+        {"workload": "w", "variant": v, "status": "ok", "loss": 2.0, "loss_step2": after, "compile_s": 0.1,
+         "step_median_s": 0.01, "step_p10_s": 0.009, "step_p90_s": 0.011, "steps": 5}
+        for v, after in (("torch-eager", 1.9), ("jax-jit", 1.9), ("tf-eager", 1.95))
+    ]  # fmt: skip
+    out = bench.assemble(records, {}, {"w": {"title": "W", "description": ""}}, bench.WORKERS)
+    variants = out["w"]["variants"]
+    assert variants["torch-eager"]["status"] == variants["jax-jit"]["status"] == "ok"
+    assert variants["tf-eager"]["status"] == "failed" and variants["tf-eager"]["step_median_s"] is None
+    assert variants["keras-torch"]["status"] == "skipped"  # expected but never reported
+
+
+# --- cache key ---------------------------------------------------------------------------------------------
+def test_cache_key(tmp_path):
+    root = fake_root(tmp_path)
+    versions = {"python": "3.11.9", "torch": "2.13.0"}
+    machine = {"cpu": "AMD EPYC", "cores": 2}
+    key = bench.cache_key(root, versions, machine)
+    assert key == bench.cache_key(root, dict(versions), dict(machine))
+    assert key != bench.cache_key(root, {**versions, "torch": "2.14.0"}, machine)
+    assert key != bench.cache_key(root, versions, {**machine, "cpu": "Intel Xeon"})
+    (root / "snippets" / "bench" / "fake_py.py").write_text(FAKE_MODULE + "\n# edit\n")
+    assert key != bench.cache_key(root, versions, machine)
+    # the runner's measuring code is part of the key
+    assert any(part is bench.measure_variant for part in bench.RUNNER_PARTS)
+
+
+def test_cache_key_ignores_what_does_not_measure(tmp_path, monkeypatch):
+    root = fake_root(tmp_path)
+    key = bench.cache_key(root, {"a": "1"}, {"cpu": "x", "cores": 2})
+    monkeypatch.setattr(bench, "FRAMEWORK_COLOURS", {"JAX": "#000"})  # chart styling is not measurement
+    assert key == bench.cache_key(root, {"a": "1"}, {"cpu": "x", "cores": 2})
+    monkeypatch.setitem(bench.SETTINGS, "max_steps", 7)
+    assert key != bench.cache_key(root, {"a": "1"}, {"cpu": "x", "cores": 2})
+
+
+# --- chart, verdicts, page -----------------------------------------------------------------------------------
+def _variant(vid, median, status="ok", first=1.0):
+    framework, mode = bench.VARIANT_LABELS[vid]
+    v = {"status": status, "framework": framework, "mode": mode, "label": bench.variant_label(vid), "loss": 2.3,
+         "compile_s": first, "steps": 20, "step_median_s": None, "step_p10_s": None, "step_p90_s": None}  # fmt: skip
+    if status == "ok":
+        v.update(step_median_s=median, step_p10_s=median * 0.95, step_p90_s=median * 1.05)
+    else:
+        v.update(reason=f"{status} <for a reason> & more", steps=0)
+    return v
+
+
+def synthetic_bench(jit=0.010, compiled=0.020):
+    workloads = {}
+    for wid in ("mlp-train-step", "cnn-train-step", "transformer-block", "per-example-grads"):
+        variants = {
+            "torch-eager": _variant("torch-eager", 0.030),
+            "torch-compile": _variant("torch-compile", compiled, first=20.0),
+            "jax-opbyop": _variant("jax-opbyop", 0.200),
+            "jax-jit": _variant("jax-jit", jit),
+            "tf-eager": _variant("tf-eager", 0.050),
+            "tf-function": _variant("tf-function", 0.025, first=2.0),
+            "tf-xla": _variant("tf-xla", None, status="failed"),
+            "keras-jax": _variant("keras-jax", None, status="none" if wid == "per-example-grads" else "skipped"),
+        }
+        workloads[wid] = {"id": wid, "title": f"Title of {wid} <&>", "description": "d", "reference": {"loss": 2.3}, "variants": variants}
+    return {"machine": {"cpu": "AMD EPYC", "cores": 2, "accelerator": "none (CPU only)"}, "versions": {"torch": "2.13.0"},
+            "date": "2025-01-01 00:00 UTC", "wall_s": 100.0, "budget_s": 170.0, "cached": False, "complete": True,
+            "settings": bench.SETTINGS, "tolerance": {"first_step": {"loss": 1e-4, "gsq": 1e-3}, "after_update": 1e-3},
+            "workers": {}, "workloads": workloads}  # fmt: skip
+
+
+def test_svg_chart_is_well_formed_and_labelled():
+    b = synthetic_bench()
+    for wid, w in b["workloads"].items():
+        svg = bench.render_chart_svg(w)
+        tree = ET.fromstring(svg)  # well-formed XML, escaping included
+        assert tree.tag == SVG + "svg" and tree.get("role") == "img"
+        title = tree.find(SVG + "title")
+        assert title is not None and "<&>" in title.text
+        assert tree.find(SVG + "desc") is not None
+        assert tree.get("aria-labelledby") == f"chart-{wid}-title chart-{wid}-desc"
+        texts = "".join(t.text or "" for t in tree.iter(SVG + "text"))
+        for v in w["variants"].values():
+            assert v["label"] in texts
+        assert "failed the equal-work check" in texts and "10 ms" in texts
+        assert not list(tree.iter(SVG + "script")) and "<script" not in svg
+        assert len(list(tree.iter(SVG + "rect"))) == 2 * 6  # two panels, six measured variants
+
+
+def test_svg_chart_with_nothing_measured():
+    w = {"id": "x", "title": "X", "variants": {"tf-xla": _variant("tf-xla", None, status="error")}}
+    ET.fromstring(bench.render_chart_svg(w))
+    ET.fromstring(bench.render_chart_svg({"id": "y", "title": "Y", "variants": {}}))
+
+
+def test_claim_verdicts_come_from_the_figures():
+    claims = {c["id"]: c for c in bench.claim_verdicts(synthetic_bench(jit=0.010, compiled=0.020))}
+    assert set(claims) >= {"jax-jit-vs-torch-compile", "jax-faster-than-pytorch", "on-the-fly-transforms", "xla-tpu"}
+    c = claims["jax-jit-vs-torch-compile"]
+    assert c["outcome"] == "held" and "4 of 4" in c["verdict"] and "2.00x" in c["verdict"] and "CPU" in c["verdict"]
+    for c in claims.values():
+        assert c["seed"].endswith(".txt") and c["claim"] and c["verdict"]
+        assert c["benchmark"] in synthetic_bench()["workloads"]
+    assert claims["xla-tpu"]["outcome"] == "untested"
+
+    slower = {c["id"]: c for c in bench.claim_verdicts(synthetic_bench(jit=0.040, compiled=0.020))}
+    assert slower["jax-jit-vs-torch-compile"]["outcome"] == "not held" and "0 of 4" in slower["jax-jit-vs-torch-compile"]["verdict"]
+    tie = {c["id"]: c for c in bench.claim_verdicts(synthetic_bench(jit=0.0101, compiled=0.010))}
+    assert "within noise" in tie["jax-jit-vs-torch-compile"]["verdict"]
+
+    empty = synthetic_bench()
+    for w in empty["workloads"].values():
+        w["variants"]["jax-jit"] = _variant("jax-jit", None, status="skipped")
+    assert {c["id"]: c for c in bench.claim_verdicts(empty)}["jax-jit-vs-torch-compile"]["outcome"] == "no data"
+
+
+def test_page_renders(tmp_path):
+    from generator import render
+
+    b = synthetic_bench()
+    env = render.environment()
+    html = env.get_template("benchmarks.html").render(
+        bench=b, charts={wid: bench.render_chart_svg(w) for wid, w in b["workloads"].items()},
+        claims=bench.claim_verdicts(b), assets=collections.defaultdict(str), nav=[], page_path="benchmarks.html")  # fmt: skip
+    for wid in b["workloads"]:
+        assert f'<section id="{wid}"' in html
+    assert "<svg" in html and "&lt;for a reason&gt; &amp; more" in html and "<for a reason>" not in html
+    assert "003_b5d63646a7eeb69c.txt" in html
+
+
+def test_table_prints():
+    text = bench.format_table(synthetic_bench())
+    assert "mlp-train-step" in text and "torch.compile" in text
+
+
+# --- the real thing ------------------------------------------------------------------------------------------
+@pytest.mark.bench
+def test_real_cpu_benchmark_end_to_end(tmp_path):
+    """The whole CPU run, once, into a scratch cache (torch.compile's own cache is the project's)."""
+    started = time.monotonic()
+    result = bench.run_benchmarks(ROOT, tmp_path / "bench", force=True, compile_cache_dir=ROOT / ".cache" / "bench" / "compile")
+    elapsed = time.monotonic() - started
+    print("\n" + bench.format_table(result))
+    assert elapsed < 180, f"the benchmark run took {elapsed:.0f}s"
+    statuses = {(wid, vid): v["status"] for wid, w in result["workloads"].items() for vid, v in w["variants"].items()}
+    assert set(result["workloads"]) == {"mlp-train-step", "cnn-train-step", "transformer-block", "per-example-grads"}
+    broken = {k: result["workloads"][k[0]]["variants"][k[1]].get("reason") for k, s in statuses.items() if s in ("failed", "error")}
+    assert not broken, broken
+    assert statuses[("per-example-grads", "keras-jax")] == "none"
+    measured = [k for k, s in statuses.items() if s == "ok"]
+    assert measured, "nothing fitted in the time budget"
+    for wid, vid in measured:
+        v = result["workloads"][wid]["variants"][vid]
+        assert v["step_p10_s"] <= v["step_median_s"] <= v["step_p90_s"] and v["compile_s"] > 0
+    claims = bench.claim_verdicts(copy.deepcopy(result))
+    assert all(c["verdict"] for c in claims)
+    for w in result["workloads"].values():
+        ET.fromstring(bench.render_chart_svg(w))
