@@ -136,6 +136,8 @@ def worker_env(lane: Lane, home: str, scratch: str) -> dict:
         "PYTHONHASHSEED": "0",
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONUNBUFFERED": "1",
+        # compile caches survive between cells and builds (they are keyed by what they compile)
+        "TORCHINDUCTOR_CACHE_DIR": os.path.join(home, "torchinductor"),
         **base_env(lane),
     }
 
