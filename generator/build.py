@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from . import content, render, sitefiles
+from . import content, pages, render, sitefiles
 from .cache import Cache
 from .verify import Verification, verify
 
@@ -51,14 +51,13 @@ def run_verification(options: Options, sheets=None) -> tuple[list, Verification]
 
 def build(options: Options) -> Outcome:
     """Build the site; with failures and no keep_going the last good site stays in place."""
-    sheets, verification = run_verification(options)
+    sheets = content.load(options.content_dir)
+    guide_pages = pages.load(options.content_dir, sheets)  # content errors surface before any cell runs
+    sheets, verification = run_verification(options, sheets)
     if verification.failures() and not options.keep_going:
         return Outcome(verification, written=False)
-    files = render.render_site(sheets, verification, extra_pages=extra_pages(options))
+    extra, nav = [lambda env, context: pages.render(env, guide_pages, context)], []
+    nav += [(title, href) for key, title, href in (("guide", "Guide", "guide.html"), ("tradeoffs", "Trade-offs", "tradeoffs.html")) if guide_pages.get(key)]
+    files = render.render_site(sheets, verification, extra_pages=extra, extra_nav=nav)
     sitefiles.publish(files, options.out_dir)
     return Outcome(verification, written=True)
-
-
-def extra_pages(options: Options) -> list:
-    """Pages beyond the sheets (guide, trade-offs, benchmarks) that exist in this checkout."""
-    return []

@@ -9,7 +9,7 @@ import sys
 import time
 
 from . import build as build_stage
-from . import changes, content, gpu, ledger, newrow
+from . import changes, content, gpu, ledger, newrow, pages
 from . import coverage as coverage_module
 from . import serve as serve_module
 from .errors import ContentInvalid
@@ -161,6 +161,7 @@ def markdown_summary(verification, only) -> str:
 
 def cmd_check(args) -> int:
     sheets = content.load(args.content)
+    pages.load(args.content, sheets)
     rows = sum(1 for sheet in sheets for _ in sheet.rows())
     print(f"{len(sheets)} sheet(s), {rows} row(s): the content is valid", file=sys.stderr)
     return 0

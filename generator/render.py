@@ -12,7 +12,7 @@ import hashlib
 import io
 import json
 import os
-from functools import lru_cache
+from functools import cache
 
 import jinja2
 import markdown as markdown_lib
@@ -27,6 +27,8 @@ from .model import CODE, NONE, PASSED, STATUSES, TEXT, Sheet
 from .verify import Verification
 
 TEMPLATES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "templates")
+DOCS = os.path.join(os.path.dirname(TEMPLATES), "docs")
+SITE_DOCS = {"data-format.md": "data-format.html"}  # docs/ files published as pages of the site
 DEPRECATION_CATEGORIES = {"DeprecationWarning", "FutureWarning", "PendingDeprecationWarning"}
 BADGE_PACKAGES = ("torch", "jax", "flax", "optax", "tensorflow-cpu", "keras", "pytensor", "numpy")
 ALLOWED_TAGS = {
@@ -38,7 +40,7 @@ _FORMATTER = HtmlFormatter(nowrap=True)
 _LEXER = PythonLexer()
 
 
-@lru_cache(maxsize=None)
+@cache
 def markdown(text: str) -> Markup:
     """Markdown to HTML, sanitised: no script, no event handlers, no javascript: URLs."""
     html = markdown_lib.markdown(text, extensions=["tables", "fenced_code"], output_format="html")
@@ -52,10 +54,27 @@ def markdown(text: str) -> Markup:
     return Markup(clean)
 
 
-@lru_cache(maxsize=None)
+@cache
 def highlight(code: str) -> Markup:
     """Python source as highlighted HTML spans (Pygments escapes the text)."""
     return Markup(pygments_highlight(code, _LEXER, _FORMATTER).rstrip("\n"))
+
+
+def document(path: str) -> tuple[str, Markup]:
+    """A Markdown file of docs/ as a page: its first heading as the title, its HTML sanitised."""
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    title = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), os.path.basename(path))
+    html = markdown_lib.markdown(text, extensions=["tables", "fenced_code", "toc"], output_format="html")
+    headings = {tag: {"id"} for tag in ("h1", "h2", "h3", "h4")}
+    clean = nh3.clean(
+        html,
+        tags=ALLOWED_TAGS | {"h1", "h2"},
+        attributes={"a": {"href", "title"}, "td": {"align"}, "th": {"align"}, **headings},
+        url_schemes={"http", "https", "mailto"},
+        link_rel="noopener noreferrer",
+    )
+    return title, Markup(clean)
 
 
 def environment() -> jinja2.Environment:
@@ -233,8 +252,11 @@ def asset_version(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:10]
 
 
-def render_site(sheets: list[Sheet], verification: Verification, extra_pages=()) -> dict[str, bytes]:
-    """The whole site as {relative path: content}. `extra_pages` are callables (env, context) -> dict."""
+def render_site(sheets: list[Sheet], verification: Verification, extra_pages=(), extra_nav=()) -> dict[str, bytes]:
+    """The whole site as {relative path: content}.
+
+    `extra_pages` are callables (env, context) -> {path: bytes}; `extra_nav` their (title, href).
+    """
     env = environment()
     files: dict[str, bytes] = {}
     static_dir = os.path.join(TEMPLATES, "static")
@@ -247,6 +269,7 @@ def render_site(sheets: list[Sheet], verification: Verification, extra_pages=())
     ).encode()
     assets = {name: asset_version(data) for name, data in files.items()}
     nav = [{"id": sheet.id, "title": sheet.title, "href": f"{sheet.id}.html"} for sheet in sheets]
+    nav += [{"id": href.removesuffix(".html"), "title": title, "href": href} for title, href in extra_nav]
     context = {"nav": nav, "assets": assets, "sheets": sheets, "verification": verification, "files": files}
 
     def page(template: str, path: str, **values) -> None:
@@ -273,6 +296,9 @@ def render_site(sheets: list[Sheet], verification: Verification, extra_pages=())
     gpu_passed, gpu_possible = ledger.coverage(verification.gpu_jobs, verification.gpu)
     counts = {**_counts(all_records), "gpu_passed": gpu_passed, "gpu_possible": gpu_possible}
     page("verification.html", "verification.html", records=report_rows(all_records), counts=counts, gpu_records=gpu_records)
+    for name, target in SITE_DOCS.items():
+        title, body = document(os.path.join(DOCS, name))
+        page("doc.html", target, title=title, body=body)
     for extra in extra_pages:
         files.update(extra(env, context))
     return files

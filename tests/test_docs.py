@@ -93,3 +93,16 @@ def test_contributing_example_row_verifies(tmp_path):
     verification = verify(content.load(root), cache=Cache(str(tmp_path / "cache")), cores=2, show_progress=False)
     statuses = {key[2]: v.status for key, v in verification.verdicts.items()}
     assert statuses == {"pytorch": "passed", "keras": "passed", "jax": "passed"}, verification.failures()
+
+
+def test_guide_and_tradeoff_schema_is_documented():
+    from generator import pages
+
+    doc = _read("docs", "schema.md").split("## Guide and trade-off files", 1)[1]
+    for kind, fields in pages.SCHEMA.items():
+        for field in fields:
+            assert f"`{field}`" in doc, (kind, field)
+    for verdict in pages.VERDICTS:
+        assert f"`{verdict}`" in doc
+    for benchmark in pages.BENCHMARK_IDS:
+        assert f"`{benchmark}`" in doc
