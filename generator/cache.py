@@ -13,7 +13,7 @@ import os
 import platform
 import sys
 import tempfile
-from functools import lru_cache
+from functools import cache
 from importlib import metadata
 
 from .lanes import Lane, base_env
@@ -22,7 +22,7 @@ from .model import PASSED, Cell, Result
 RUNNER_VERSION = "1"
 
 
-@lru_cache(maxsize=None)
+@cache
 def package_version(name: str) -> str:
     try:
         return metadata.version(name)

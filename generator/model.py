@@ -141,7 +141,7 @@ class Result:
         }
 
     @classmethod
-    def from_json(cls, data: dict, cached: bool = False) -> "Result":
+    def from_json(cls, data: dict, cached: bool = False) -> Result:
         return cls(
             status=str(data["status"]),
             duration=float(data.get("duration", 0.0)),

@@ -7,12 +7,12 @@ non-string keys are errors, and every mapping remembers the line of each of its 
 
 from __future__ import annotations
 
+import gc
+import re
+
 import yaml
 
 from .errors import ContentError
-
-import gc
-import re
 
 try:  # the C parser is several times faster; fall back where libyaml is missing
     from yaml.cyaml import CParser as _Parser
