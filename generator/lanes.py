@@ -44,11 +44,17 @@ class Lane:
 
 
 def _keras(backend: str, backend_imports: tuple[str, ...], backend_packages: tuple[str, ...], env: dict) -> Lane:
+    # Keras imports TensorFlow whenever it is installed and a cell serialises a model or seeds
+    # the RNGs (keras.utils.set_random_seed, .keras files, get_config): 5-15 s a cell on every
+    # backend. Importing it once in the worker makes that free.
+    if "tensorflow" not in backend_imports:
+        backend_imports += ("tensorflow",)
+        backend_packages += ("tensorflow-cpu",)
     return Lane(
         name=f"keras@{backend}",
         imports=backend_imports + ("keras",),
         packages=("keras",) + backend_packages + ("numpy",),
-        env={**env, "KERAS_BACKEND": backend},
+        env={**_TF_ENV, **env, "KERAS_BACKEND": backend},
     )
 
 
