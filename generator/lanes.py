@@ -60,8 +60,8 @@ def _keras(backend: str, backend_imports: tuple[str, ...], backend_packages: tup
 
 _LANES = (
     Lane("python", ("numpy",), ("numpy",)),
-    Lane("torch", ("torch",), ("torch", "numpy")),
-    Lane("torch-dist", ("torch",), ("torch", "numpy"), processes=2),
+    Lane("torch", ("torch", "torch._dynamo"), ("torch", "numpy")),
+    Lane("torch-dist", ("torch", "torch._dynamo"), ("torch", "numpy"), processes=2),
     Lane("jax", ("jax", "jax.numpy", "flax", "flax.nnx", "optax"), ("jax", "jaxlib", "flax", "optax", "numpy"), env=_JAX_ENV),
     Lane("tensorflow", ("tensorflow",), ("tensorflow-cpu", "numpy"), env=_TF_ENV),
     Lane(
