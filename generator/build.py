@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from . import content, pages, render, sitefiles
+from . import bench, content, pages, render, sitefiles
 from .cache import Cache
 from .verify import Verification, verify
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @dataclass
@@ -21,6 +23,7 @@ class Options:
     cores: int = os.cpu_count() or 1
     show_progress: bool = True
     memory_cap: int | None = None
+    benchmarks: bool = True
 
 
 @dataclass
@@ -58,6 +61,25 @@ def build(options: Options) -> Outcome:
         return Outcome(verification, written=False)
     extra, nav = [lambda env, context: pages.render(env, guide_pages, context)], []
     nav += [(title, href) for key, title, href in (("guide", "Guide", "guide.html"), ("tradeoffs", "Trade-offs", "tradeoffs.html")) if guide_pages.get(key)]
+    if options.benchmarks:
+        measured = bench.run_benchmarks(ROOT, os.path.join(options.cache_dir, "bench"))
+        extra.append(lambda env, context: {"benchmarks.html": benchmarks_page(env, context, measured)})
+        nav.append(("Benchmarks", "benchmarks.html"))
+    fragments = os.path.join(options.cache_dir, "fragments.json")
+    render.FRAGMENTS.load(fragments)
     files = render.render_site(sheets, verification, extra_pages=extra, extra_nav=nav)
+    try:
+        render.FRAGMENTS.save(fragments)
+    except OSError:
+        pass  # a cache that cannot be written only costs time
     sitefiles.publish(files, options.out_dir)
     return Outcome(verification, written=True)
+
+
+def benchmarks_page(env, context: dict, measured: dict) -> bytes:
+    """The benchmarks page: the measured figures, their charts and the seed claims' verdicts."""
+    charts = {workload: bench.render_chart_svg(result) for workload, result in measured["workloads"].items()}
+    html = env.get_template("benchmarks.html").render(
+        bench=measured, charts=charts, claims=bench.claim_verdicts(measured), nav=context["nav"], assets=context["assets"], page_path="benchmarks.html"
+    )
+    return html.encode()

@@ -39,6 +39,7 @@ def parser() -> argparse.ArgumentParser:
     _running(build)
     build.add_argument("--out", default="site", help="where the site goes (default: site)")
     build.add_argument("--keep-going", action="store_true", help="render the site even when cells fail, showing the failures")
+    build.add_argument("--no-benchmarks", action="store_true", help="leave out the benchmarks page (and its run)")
 
     verify = commands.add_parser("verify", help="run the code cells and report; render nothing")
     _common(verify)
@@ -98,6 +99,7 @@ def _options(args) -> build_stage.Options:
         cores=max(1, args.jobs),
         show_progress=not args.quiet,
         memory_cap=args.memory_cap * 2**20 if args.memory_cap else None,
+        benchmarks=not getattr(args, "no_benchmarks", False),
     )
 
 

@@ -12,15 +12,16 @@ import hashlib
 import io
 import json
 import os
+import re
 from functools import cache
 
 import jinja2
 import markdown as markdown_lib
 import nh3
-from markupsafe import Markup
-from pygments import highlight as pygments_highlight
+from markupsafe import Markup, escape
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
+from pygments.token import STANDARD_TYPES
 
 from . import ledger
 from .model import CODE, NONE, PASSED, STATUSES, TEXT, Sheet
@@ -36,13 +37,67 @@ ALLOWED_TAGS = {
     "hr", "i", "li", "ol", "p", "pre", "span", "strong", "sub", "sup", "table", "tbody", "td", "th",
     "thead", "tr", "ul",
 }  # fmt: skip
-_FORMATTER = HtmlFormatter(nowrap=True)
 _LEXER = PythonLexer()
 
 
-@cache
+class FragmentCache:
+    """Highlighted code and rendered Markdown from earlier builds, in one JSON file.
+
+    Pygments and Python-Markdown were most of a no-change build's time; their output depends
+    only on the text, on the libraries' versions and on this module's rendering code, which
+    together make the file's stamp.
+    """
+
+    def __init__(self):
+        self.entries: dict[str, str] = {}
+        self.dirty = False
+
+    @staticmethod
+    def stamp() -> str:
+        import pygments
+
+        with open(__file__, "rb") as handle:
+            code = hashlib.sha256(handle.read()).hexdigest()
+        parts = (pygments.__version__, markdown_lib.__version__, getattr(nh3, "__version__", "?"), code)
+        return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+    def load(self, path: str) -> None:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                data = json.load(handle)
+            if data.get("stamp") == self.stamp() and isinstance(data.get("entries"), dict):
+                self.entries = data["entries"]
+        except (OSError, ValueError, AttributeError):
+            self.entries = {}
+
+    def save(self, path: str) -> None:
+        if not self.dirty:
+            return
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as handle:
+            json.dump({"stamp": self.stamp(), "entries": self.entries}, handle, separators=(",", ":"))
+        os.replace(tmp, path)
+        self.dirty = False
+
+    def get(self, kind: str, text: str, make) -> str:
+        key = kind + hashlib.sha1(text.encode()).hexdigest()
+        html = self.entries.get(key)
+        if html is None:
+            html = self.entries[key] = str(make(text))
+            self.dirty = True
+        return html
+
+
+FRAGMENTS = FragmentCache()
+
+
 def markdown(text: str) -> Markup:
     """Markdown to HTML, sanitised: no script, no event handlers, no javascript: URLs."""
+    return Markup(FRAGMENTS.get("m", text, _markdown))
+
+
+def _markdown(text: str) -> str:
     html = markdown_lib.markdown(text, extensions=["tables", "fenced_code"], output_format="html")
     clean = nh3.clean(
         html,
@@ -51,13 +106,44 @@ def markdown(text: str) -> Markup:
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer",
     )
-    return Markup(clean)
+    return clean
+
+
+# The token classes the stylesheet colours; other tokens (names, operators, whitespace) are plain
+# text, which keeps pages small. A <wbr> after . , ( [ { lets wrapped code break between tokens.
+STYLED_TOKENS = {
+    "k", "kn", "kd", "kr", "kc", "kp", "ow", "s", "s1", "s2", "sa", "sb", "sc", "sd", "se", "sh", "si", "sr",
+    "ss", "sx", "dl", "m", "mi", "mf", "mh", "mo", "mb", "il", "c", "c1", "cm", "ch", "cs", "cp", "cpf", "nf",
+    "fm", "nc", "nd", "nb", "bp", "ne", "vm", "err",
+}  # fmt: skip
+_BREAK_AFTER = re.compile(r"([.,(\[{])")
 
 
 @cache
+def _token_class(ttype) -> str:
+    while ttype is not None:
+        css = STANDARD_TYPES.get(ttype)
+        if css in STYLED_TOKENS:
+            return css
+        ttype = ttype.parent
+    return ""
+
+
 def highlight(code: str) -> Markup:
-    """Python source as highlighted HTML spans (Pygments escapes the text)."""
-    return Markup(pygments_highlight(code, _LEXER, _FORMATTER).rstrip("\n"))
+    """Python source as HTML: coloured tokens in spans, all text escaped."""
+    return Markup(FRAGMENTS.get("h", code, _highlight))
+
+
+def _highlight(code: str) -> str:
+    runs: list[list] = []  # [class, text], adjacent tokens of one class merged
+    for ttype, value in _LEXER.get_tokens(code.rstrip("\n")):
+        css = _token_class(ttype)
+        if runs and runs[-1][0] == css:
+            runs[-1][1] += value
+        else:
+            runs.append([css, value])
+    html = (f'<span class="{css}">{escape(text)}</span>' if css else _BREAK_AFTER.sub(r"\1<wbr>", str(escape(text))) for css, text in runs)
+    return "".join(html).rstrip("\n")
 
 
 def document(path: str) -> tuple[str, Markup]:
@@ -375,7 +461,8 @@ def sheet_export(sheet: Sheet, records: list[dict]) -> dict:
 
 
 def _json(data) -> bytes:
-    return (json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+    # compact: the C encoder serves only indent=None, and these files are for programs
+    return (json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
 
 STATUS_ORDER = {status: index for index, status in enumerate(STATUSES)}

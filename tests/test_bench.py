@@ -17,7 +17,7 @@ from generator import bench
 ROOT = Path(__file__).resolve().parent.parent
 SVG = "{http://www.w3.org/2000/svg}"
 
-FAKE_BENCHDATA = '''
+FAKE_BENCHDATA = """
 import os
 WORKLOADS = {"fake-step": {"module": "fake", "title": "Fake step", "description": "A tiny fake workload."}}
 TOLERANCE = {"loss": 1e-4}
@@ -25,9 +25,9 @@ UPDATE_RTOL = 1e-3
 COUNTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "calls.txt")
 DATA = {"fake": lambda: {"value": 2.0}}
 REFERENCE = {"fake": lambda d: {"loss": d["value"]}}
-'''
+"""
 
-FAKE_MODULE = '''
+FAKE_MODULE = """
 from benchdata import COUNTER
 FRAMEWORK = "py"
 MODES = ("good", "bad")
@@ -38,7 +38,7 @@ def build(mode, d):
             f.write(mode + "\\n")
         return {"loss": d["value"] * (1.5 if mode == "bad" else 1.0)}
     return step
-'''
+"""
 
 FAKE_WORKER = bench.Worker("py", "py", (), {}, {"good": "py-good", "bad": "py-bad"})
 
@@ -79,7 +79,9 @@ def test_a_variant_within_tolerance_is_timed():
 
 
 def test_every_reference_metric_is_checked():
-    problems = bench.check_equal_work({"loss": 2.0, "gsq": 11.0}, {"loss": 2.0, "gsq": 10.0}, {"loss": 1e-4, "gsq": 1e-3})
+    problems = bench.check_equal_work(
+        {"loss": 2.0, "gsq": 11.0}, {"loss": 2.0, "gsq": 10.0}, {"loss": 1e-4, "gsq": 1e-3}
+    )
     assert len(problems) == 1 and problems[0].startswith("gsq")
     assert bench.check_equal_work({"loss": float("nan")}, {"loss": 2.0}, {"loss": 1e-4})
     assert bench.check_equal_work({}, {"loss": 2.0}, {"loss": 1e-4})
@@ -109,6 +111,37 @@ def test_fake_workload_through_the_runner(tmp_path):
     assert not third["cached"] and len(calls(root)) > before
 
 
+def test_a_run_out_of_time_reports_skipped_variants(tmp_path):
+    root = fake_root(tmp_path)
+    result = bench.run_benchmarks(root, tmp_path / "cache", workers=(FAKE_WORKER,), budget_s=1.0)
+    variants = result["workloads"]["fake-step"]["variants"]
+    assert {v["status"] for v in variants.values()} == {"skipped"}
+    assert not result["complete"] and calls(root) == []
+    # an incomplete cached run is tried again, and the fuller run replaces it
+    again = bench.run_benchmarks(root, tmp_path / "cache", workers=(FAKE_WORKER,), budget_s=60)
+    assert again["complete"] and not again["cached"]
+    # a poorer run never replaces a fuller one
+    assert bench.run_benchmarks(root, tmp_path / "cache", workers=(FAKE_WORKER,), budget_s=60)["cached"]
+    poorer = bench.run_benchmarks(root, tmp_path / "cache", force=True, workers=(FAKE_WORKER,), budget_s=1.0)
+    assert poorer["complete"] and poorer["cache_key"] == again["cache_key"]
+
+
+def test_verdicts_compare_cpu_time_when_measured():
+    b = synthetic_bench(jit=0.010, compiled=0.020)  # wall: jax.jit twice as fast
+    for w in b["workloads"].values():
+        for vid, cpu in (("jax-jit", 0.008), ("torch-compile", 0.004)):  # CPU: torch.compile twice as fast
+            w["variants"][vid].update(step_cpu_median_s=cpu, step_cpu_p10_s=cpu * 0.95, step_cpu_p90_s=cpu * 1.05)
+    c = {c["id"]: c for c in bench.claim_verdicts(b)}["jax-jit-vs-torch-compile"]
+    assert c["outcome"] == "not held" and "0.50x, wall clock 2.00x" in c["verdict"]
+
+
+def test_the_runner_reads_each_roots_own_workloads(tmp_path):
+    fake = bench._load_benchdata(fake_root(tmp_path))  # as a worker would: imported as `benchdata`
+    assert list(fake.WORKLOADS) == ["fake-step"]
+    real = bench._load_benchdata(ROOT, isolated=True)
+    assert list(real.WORKLOADS) == ["mlp-train-step", "cnn-train-step", "transformer-block", "per-example-grads"]
+
+
 def test_the_update_check_drops_a_variant_that_diverges_after_one_step():
     records = [
         {"workload": "w", "variant": v, "status": "ok", "loss": 2.0, "loss_step2": after, "compile_s": 0.1,
@@ -120,6 +153,18 @@ def test_the_update_check_drops_a_variant_that_diverges_after_one_step():
     assert variants["torch-eager"]["status"] == variants["jax-jit"]["status"] == "ok"
     assert variants["tf-eager"]["status"] == "failed" and variants["tf-eager"]["step_median_s"] is None
     assert variants["keras-torch"]["status"] == "skipped"  # expected but never reported
+
+
+def test_lanes_balance_the_workers_and_keep_their_order():
+    lanes = bench._lanes(bench.WORKERS, 2)
+    assert len(lanes) == 2 and sorted(w.name for lane in lanes for w in lane) == sorted(w.name for w in bench.WORKERS)
+    weights = [sum(w.weight for w in lane) for lane in lanes]
+    assert max(weights) - min(weights) <= max(w.weight for w in bench.WORKERS)
+    order = [w.name for w in bench.WORKERS]
+    for lane in lanes:
+        assert [w.name for w in lane] == sorted((w.name for w in lane), key=order.index)
+    assert bench._lanes(bench.WORKERS, 1) == [list(bench.WORKERS)]
+    assert len(bench._lanes((FAKE_WORKER,), 2)) == 1
 
 
 # --- cache key ---------------------------------------------------------------------------------------------
@@ -171,8 +216,14 @@ def synthetic_bench(jit=0.010, compiled=0.020):
             "tf-xla": _variant("tf-xla", None, status="failed"),
             "keras-jax": _variant("keras-jax", None, status="none" if wid == "per-example-grads" else "skipped"),
         }
-        workloads[wid] = {"id": wid, "title": f"Title of {wid} <&>", "description": "d", "reference": {"loss": 2.3}, "variants": variants}
-    return {"machine": {"cpu": "AMD EPYC", "cores": 2, "accelerator": "none (CPU only)"}, "versions": {"torch": "2.13.0"},
+        workloads[wid] = {
+            "id": wid,
+            "title": f"Title of {wid} <&>",
+            "description": "d",
+            "reference": {"loss": 2.3},
+            "variants": variants,
+        }
+    return {"machine": {"cpu": "AMD EPYC", "cores": 2, "accelerator": "no GPU or TPU"}, "versions": {"torch": "2.13.0"},
             "date": "2025-01-01 00:00 UTC", "wall_s": 100.0, "budget_s": 170.0, "cached": False, "complete": True,
             "settings": bench.SETTINGS, "tolerance": {"first_step": {"loss": 1e-4, "gsq": 1e-3}, "after_update": 1e-3},
             "workers": {}, "workloads": workloads}  # fmt: skip
@@ -189,8 +240,8 @@ def test_svg_chart_is_well_formed_and_labelled():
         assert tree.find(SVG + "desc") is not None
         assert tree.get("aria-labelledby") == f"chart-{wid}-title chart-{wid}-desc"
         texts = "".join(t.text or "" for t in tree.iter(SVG + "text"))
-        for v in w["variants"].values():
-            assert v["label"] in texts
+        for vid in w["variants"]:
+            assert bench.SHORT_LABELS[vid] in texts
         assert "failed the equal-work check" in texts and "10 ms" in texts
         assert not list(tree.iter(SVG + "script")) and "<script" not in svg
         assert len(list(tree.iter(SVG + "rect"))) == 2 * 6  # two panels, six measured variants
@@ -213,7 +264,10 @@ def test_claim_verdicts_come_from_the_figures():
     assert claims["xla-tpu"]["outcome"] == "untested"
 
     slower = {c["id"]: c for c in bench.claim_verdicts(synthetic_bench(jit=0.040, compiled=0.020))}
-    assert slower["jax-jit-vs-torch-compile"]["outcome"] == "not held" and "0 of 4" in slower["jax-jit-vs-torch-compile"]["verdict"]
+    assert (
+        slower["jax-jit-vs-torch-compile"]["outcome"] == "not held"
+        and "0 of 4" in slower["jax-jit-vs-torch-compile"]["verdict"]
+    )
     tie = {c["id"]: c for c in bench.claim_verdicts(synthetic_bench(jit=0.0101, compiled=0.010))}
     assert "within noise" in tie["jax-jit-vs-torch-compile"]["verdict"]
 
@@ -247,13 +301,19 @@ def test_table_prints():
 def test_real_cpu_benchmark_end_to_end(tmp_path):
     """The whole CPU run, once, into a scratch cache (torch.compile's own cache is the project's)."""
     started = time.monotonic()
-    result = bench.run_benchmarks(ROOT, tmp_path / "bench", force=True, compile_cache_dir=ROOT / ".cache" / "bench" / "compile")
+    result = bench.run_benchmarks(
+        ROOT, tmp_path / "bench", force=True, compile_cache_dir=ROOT / ".cache" / "bench" / "compile"
+    )
     elapsed = time.monotonic() - started
     print("\n" + bench.format_table(result))
     assert elapsed < 180, f"the benchmark run took {elapsed:.0f}s"
     statuses = {(wid, vid): v["status"] for wid, w in result["workloads"].items() for vid, v in w["variants"].items()}
     assert set(result["workloads"]) == {"mlp-train-step", "cnn-train-step", "transformer-block", "per-example-grads"}
-    broken = {k: result["workloads"][k[0]]["variants"][k[1]].get("reason") for k, s in statuses.items() if s in ("failed", "error")}
+    broken = {
+        k: result["workloads"][k[0]]["variants"][k[1]].get("reason")
+        for k, s in statuses.items()
+        if s in ("failed", "error")
+    }
     assert not broken, broken
     assert statuses[("per-example-grads", "keras-jax")] == "none"
     measured = [k for k, s in statuses.items() if s == "ok"]

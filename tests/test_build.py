@@ -14,7 +14,7 @@ from tests.conftest import ROOT, code_row, section, write_content
 
 def _build(content_dir, out, cache, *extra, check=True):
     proc = subprocess.run(
-        [sys.executable, "-m", "generator", "build", "--content", str(content_dir), "--out", str(out), "--cache", str(cache), "--quiet", *extra],
+        [sys.executable, "-m", "generator", "build", "--content", str(content_dir), "--out", str(out), "--cache", str(cache), "--quiet", "--no-benchmarks", *extra],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -111,7 +111,7 @@ def test_interrupted_build_keeps_site_reaps_workers_and_keeps_cache(tmp_path):
     root = _content(tmp_path, fast, code_row("fast2", "y = 2"), code_row("slow", "import time\ntime.sleep(120)", timeout=200))
     for sig in (signal.SIGINT, signal.SIGTERM):
         proc = subprocess.Popen(
-            [sys.executable, "-m", "generator", "build", "--content", root, "--out", str(tmp_path / "site"), "--cache", str(tmp_path / "cache"), "--quiet"],
+            [sys.executable, "-m", "generator", "build", "--content", root, "--out", str(tmp_path / "site"), "--cache", str(tmp_path / "cache"), "--quiet", "--no-benchmarks"],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         deadline = time.time() + 60
@@ -145,7 +145,7 @@ def test_interrupted_build_keeps_site_reaps_workers_and_keeps_cache(tmp_path):
 def test_concurrent_builds_do_not_corrupt_cache_or_interleave_site(tmp_path):
     rows = [code_row(f"r{i}", f"x = {i}", f"assert x == {i}") for i in range(6)]
     root = _content(tmp_path, *rows)
-    command = [sys.executable, "-m", "generator", "build", "--content", root, "--out", str(tmp_path / "site"), "--cache", str(tmp_path / "cache"), "--quiet", "--jobs", "1"]
+    command = [sys.executable, "-m", "generator", "build", "--content", root, "--out", str(tmp_path / "site"), "--cache", str(tmp_path / "cache"), "--quiet", "--no-benchmarks", "--jobs", "1"]
     procs = [subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
     for proc in procs:
         proc.communicate(timeout=300)

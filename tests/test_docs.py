@@ -73,7 +73,8 @@ def test_required_fields_are_marked_required_in_the_docs():
 def test_every_lane_is_documented():
     doc = _read("docs", "schema.md")
     for name in lanes.LANES:
-        assert f"`{name}`" in doc, name
+        if ":" not in name:  # device variants (torch:cuda) are made on demand, not content lanes
+            assert f"`{name}`" in doc, name
 
 
 def test_contributing_example_row_verifies(tmp_path):

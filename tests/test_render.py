@@ -44,7 +44,7 @@ def test_hostile_content_is_escaped_or_sanitised():
     for name in ("hostile.html", "index.html", "verification.html"):
         html = files[name].decode()
         scripts = re.findall(r"<script\b[^>]*>", html, flags=re.I)
-        assert scripts == ['<script src="static/site.js?v=' + render.asset_version(files["static/site.js"]) + '" defer>'], name
+        assert len(scripts) == 1 and scripts[0].startswith('<script src="static/site.js?v=' + render.asset_version(files["static/site.js"]) + '"'), name
         assert not re.search(r"<[^>]+\son[a-z]+\s*=", html, flags=re.I), name
         assert "javascript:" not in html.lower().replace("javascript:alert(1)&", ""), name
         assert "<iframe" not in html and "<svg" not in html and "<img" not in html, name
