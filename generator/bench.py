@@ -875,13 +875,11 @@ def render_chart_svg(workload_result: dict) -> str:
                   f"first step {_fmt_s(v.get('compile_s'))}" for vid, v in ok]  # fmt: skip
     desc_parts += [f"{v.get('label', vid)}: {v.get('status')}" for vid, v in variants if (vid, v) not in ok]
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="bench-chart" role="img" width="{width}" height="{height}" style="max-width:100%;height:auto" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="bench-chart" role="img" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" aria-labelledby="chart-{wid}-title chart-{wid}-desc">',
         f'<title id="chart-{wid}-title">{escape(title)}: time per step by framework and mode (log scale, shorter is faster)</title>',
         f'<desc id="chart-{wid}-desc">{escape("; ".join(desc_parts) or "no measurements")}.</desc>',
-        "<style>text{font:12px system-ui,sans-serif;fill:#222}.axis{fill:#555;font-size:10px}.status{fill:#555;font-style:italic}"
-        ".grid{stroke:#ddd;stroke-width:1}.whisker{stroke:#222;stroke-width:1.2}.cpu{fill:#fff;stroke:#000;stroke-width:1.2}</style>",
-    ]
+    ]  # styled by the site's stylesheet (.bench-chart): a strict CSP forbids inline <style>
     for p, (caption, key) in enumerate(panels):
         x0 = label_w + p * (panel_w + value_w + gap)
         out.append(f'<text x="{x0}" y="16" font-weight="bold">{escape(caption)}</text>')

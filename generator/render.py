@@ -19,7 +19,6 @@ import jinja2
 import markdown as markdown_lib
 import nh3
 from markupsafe import Markup, escape
-from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 from pygments.token import STANDARD_TYPES
 
@@ -349,10 +348,6 @@ def render_site(sheets: list[Sheet], verification: Verification, extra_pages=(),
     for name in sorted(os.listdir(static_dir)):
         with open(os.path.join(static_dir, name), "rb") as handle:
             files[f"static/{name}"] = handle.read()
-    files["static/pygments.css"] = (
-        HtmlFormatter(style="friendly").get_style_defs(".code")
-        + "\n@media (prefers-color-scheme: dark) { :root:not([data-theme=light]) .code { color: #d4d4d4; } }\n"
-    ).encode()
     assets = {name: asset_version(data) for name, data in files.items()}
     nav = [{"id": sheet.id, "title": sheet.title, "href": f"{sheet.id}.html"} for sheet in sheets]
     nav += [{"id": href.removesuffix(".html"), "title": title, "href": href} for title, href in extra_nav]
