@@ -47,6 +47,7 @@ class _Reader:
 
     path: str
     errors: list
+    schema = SCHEMA  # kind -> {field: required}; the guide and trade-off reader has its own
 
     def error(self, line: int, message: str) -> None:
         self.errors.append(ContentError(self.path, line, message))
@@ -55,7 +56,7 @@ class _Reader:
         if not isinstance(data, Map):
             self.error(getattr(data, "line", line), f"a {kind} must be a mapping")
             return None
-        fields = SCHEMA[kind]
+        fields = self.schema[kind]
         for key in data:
             if key not in fields:
                 self.error(data.key_lines[key], f"unknown field '{key}' in {kind}{_suggest(key, fields)}")

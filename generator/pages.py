@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from . import yamlfile
-from .content import SLUG, _suggest
+from .content import SLUG, _Reader, _suggest
 from .errors import ContentError, ContentInvalid
 from .yamlfile import Map, Seq
 
@@ -48,29 +48,14 @@ class Link:
     accessed: str = ""
 
 
-class _Checker:
+class _Checker(_Reader):
     """Walks the located YAML data, collecting every error with its file:line."""
 
+    schema = SCHEMA
+
     def __init__(self, path: str, rows: dict[str, str]):
-        self.path = path
+        super().__init__(path, [])
         self.rows = rows  # "sheet/row" -> row title
-        self.errors: list[ContentError] = []
-
-    def error(self, line: int, message: str) -> None:
-        self.errors.append(ContentError(self.path, line, message))
-
-    def mapping(self, data, kind: str, line: int) -> Map | None:
-        if not isinstance(data, Map):
-            self.error(getattr(data, "line", line), f"a {kind} must be a mapping")
-            return None
-        fields = SCHEMA[kind]
-        for key in data:
-            if key not in fields:
-                self.error(data.key_lines[key], f"unknown field '{key}' in {kind}{_suggest(key, fields)}")
-        for key, required in fields.items():
-            if required and key not in data:
-                self.error(data.line, f"{kind} is missing the required field '{key}'")
-        return data
 
     def text(self, data: Map, key: str) -> str:
         value = data.get(key)
