@@ -9,12 +9,12 @@ import sys
 import time
 
 from . import build as build_stage
-from . import changes, content, gpu, ledger, newrow, pages
+from . import changes, content, gpu, newrow, pages
 from . import coverage as coverage_module
 from . import serve as serve_module
 from .errors import ContentInvalid
 from .progress import summary_table
-from .verify import Verification, plan
+from .verify import Verification, gpu_runs
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -178,9 +178,7 @@ def cmd_new_row(args) -> int:
 
 def cmd_coverage(args) -> int:
     sheets = content.load(args.content)
-    gpu_jobs = plan(sheets, device="cuda", gpus=8)
-    ledgers = ledger.load_all(os.path.join(args.content, "ledger"))
-    verification = Verification(None, {}, ledger.merge(ledgers, gpu_jobs), gpu_jobs)
+    verification = Verification(None, {}, *gpu_runs(sheets, os.path.join(args.content, "ledger")))
     print(coverage_module.report(sheets, verification))
     return 0
 

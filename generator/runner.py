@@ -364,23 +364,27 @@ class _Scheduler:
         except OSError:
             pass
 
+    def _failure(self, job: Job, status: str, reason: str) -> Result:
+        """The result of a job its worker could not run."""
+        return Result(status=status, error=reason, versions=lane_versions(self.lanes[job.lane]), device=self.cpu, date=self.date)
+
     def _fail_lane(self, worker: _Worker, reason: str) -> None:
         jobs = self.pending.pop(worker.key, [])
         jobs += [job for job, _, _ in worker.in_flight.values()]
         worker.in_flight.clear()
         for job in jobs:
-            self._record(job, Result(status="error", error=reason, versions=lane_versions(self.lanes[job.lane]), device=self.cpu, date=self.date), worker.key)
+            self._record(job, self._failure(job, "error", reason), worker.key)
         self._drop(worker)
 
     def _worker_died(self, worker: _Worker, reason: str) -> None:
         for job, _, _ in list(worker.in_flight.values()):
-            self._record(job, Result(status="crashed", error=reason, versions=lane_versions(self.lanes[job.lane]), device=self.cpu, date=self.date), worker.key)
+            self._record(job, self._failure(job, "crashed", reason), worker.key)
         worker.in_flight.clear()
         self._drop(worker)
         self.restarts[worker.key] = self.restarts.get(worker.key, 0) + 1
         if self.restarts[worker.key] > 3 and self.pending.get(worker.key):
             for job in self.pending.pop(worker.key):
-                self._record(job, Result(status="error", error="the lane worker kept dying", device=self.cpu, date=self.date), worker.key)
+                self._record(job, self._failure(job, "error", "the lane worker kept dying"), worker.key)
 
     def _drop(self, worker: _Worker) -> None:
         try:

@@ -103,9 +103,14 @@ def verify(
             cached = cache.get(job.key)
             if cached is not None:
                 results[job.id] = cached
+    return Verification(report, judge(all_jobs, results), *gpu_runs(sheets, ledger_dir))
+
+
+def gpu_runs(sheets: list[Sheet], ledger_dir: str | None) -> tuple[dict, list[Job]]:
+    """The ledgers' runs per cell, and every GPU job the content has (coverage's denominator)."""
     gpu_jobs = plan(sheets, device="cuda", gpus=8)
     ledgers = ledger_module.load_all(ledger_dir) if ledger_dir else []
-    return Verification(report, judge(all_jobs, results), ledger_module.merge(ledgers, gpu_jobs), gpu_jobs)
+    return ledger_module.merge(ledgers, gpu_jobs), gpu_jobs
 
 
 def judge(jobs: list[Job], results: dict[str, Result]) -> dict:
