@@ -19,7 +19,14 @@ from importlib import metadata
 from .lanes import Lane, base_env
 from .model import PASSED, Cell, Result
 
-RUNNER_VERSION = "1"
+WORKER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
+
+
+@cache
+def runner_code_hash() -> str:
+    """A hash of the code that runs cells (the worker): a change to it re-runs every cell."""
+    with open(WORKER_SCRIPT, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
 
 
 @cache
@@ -38,24 +45,34 @@ def lane_versions(lane: Lane) -> dict[str, str]:
     return versions
 
 
-def job_key(cell: Cell, lane: Lane) -> str:
-    """The cache key of running `cell` in `lane`."""
+def _hash(parts: dict) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+def job_identity(cell: Cell, lane: Lane, expect: dict | None = None) -> str:
+    """What a run is, on any machine: the cell, what is expected of it, the lane's definition,
+    the worker's code and the device class. No versions: a GPU machine never has the CPU lock's
+    versions, and its results must still count (the ledger records and shows them)."""
     parts = {
         "code": cell.code.text if cell.code else "",
         "setup": cell.setup.text if cell.setup else "",
         "check": cell.check.text if cell.check else "",
+        "expect": expect or {},
         "lane": lane.name,
         "env": base_env(lane),
         "imports": list(lane.imports),
+        "optional_imports": list(lane.optional_imports),
         "prelude": lane.prelude,
         "processes": lane.processes,
         "device": lane.device,
-        "python": sys.version,
-        "versions": lane_versions(lane),
-        "runner": RUNNER_VERSION,
+        "runner": runner_code_hash(),
     }
-    blob = json.dumps(parts, sort_keys=True).encode()
-    return hashlib.sha256(blob).hexdigest()
+    return _hash(parts)
+
+
+def job_key(cell: Cell, lane: Lane, expect: dict | None = None) -> str:
+    """The cache key of running `cell` in `lane` here: its identity and this machine's versions."""
+    return _hash({"identity": job_identity(cell, lane, expect), "python": sys.version, "versions": lane_versions(lane)})
 
 
 class Cache:

@@ -106,12 +106,23 @@ def _options(args) -> build_stage.Options:
 def _report(verification, started: float) -> None:
     if verification.report is not None:
         print(summary_table(verification.report), file=sys.stderr)
+    for note in verification.report.notes if verification.report is not None else ():
+        print(f"note: {note}", file=sys.stderr)
+    problems = set()
     for (sheet, row, column), verdict in verification.failures():
         for lane, result in verdict.results:
             if result.status != "passed":
                 print(f"\n{result.status.upper()}: {sheet}/{row} [{column}] in lane {lane}", file=sys.stderr)
                 if result.error:
                     print(result.error.rstrip(), file=sys.stderr)
+        for index, lane, result in verdict.counterexamples:
+            if result.status != "passed":
+                print(f"\n{result.status.upper()}: {sheet}/{row} [{column}] counterexample {index} in lane {lane}: {result.detail}", file=sys.stderr)
+                if result.error and result.detail.startswith(("expected", "the counterexample failed in")):
+                    print(result.error.rstrip(), file=sys.stderr)
+        if verdict.problem and (sheet, row) not in problems:
+            problems.add((sheet, row))
+            print(f"\nFAILED: {sheet}/{row}: {verdict.problem}", file=sys.stderr)
     print(f"done in {time.perf_counter() - started:.2f} s", file=sys.stderr)
 
 

@@ -12,10 +12,11 @@ import os
 import re
 from dataclasses import dataclass
 
+from . import facts
 from . import lanes as lane_registry
 from . import yamlfile
 from .errors import ContentError, ContentInvalid
-from .model import CODE, NONE, TEXT, Cell, Column, Row, Section, Sheet, Snippet, Source
+from .model import CODE, NONE, TEXT, Cell, Column, Counterexample, Equivalence, Row, Section, Sheet, Snippet, Source
 from .yamlfile import Map, Seq
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -27,18 +28,31 @@ SCHEMA: dict[str, dict[str, bool]] = {
     "sheet": {"id": True, "title": True, "description": False, "order": False, "columns": True, "sections": True},
     "column": {"id": True, "name": True, "lanes": True, "note": False},
     "section": {"id": True, "title": True, "rows": True},
-    "row": {"id": True, "title": True, "notes": False, "timeout": False, "cells": True},
+    "row": {"id": True, "title": True, "notes": False, "timeout": False, "same": False, "cells": True},
+    "same": {"value": True, "rtol": False, "atol": False, "dtype": False, "columns": False},
     "cell": {
         "code": False,
         "setup": False,
         "check": False,
         "lanes": False,
+        "counterexamples": False,
+        "cpu_only": False,
+        "gpu_only": False,
         "text": False,
         "source": False,
         "none": False,
     },
+    "counterexample": {"code": True, "why": True, "raises": False},
 }
-CELL_KIND_FIELDS = {CODE: {"code", "setup", "check", "lanes"}, TEXT: {"text", "source"}, NONE: {"none"}}
+CELL_KIND_FIELDS = {
+    CODE: {"code", "setup", "check", "lanes", "counterexamples", "cpu_only", "gpu_only"},
+    TEXT: {"text", "source"},
+    NONE: {"none"},
+}
+# "(checked: label)" in a note names the check line that proves the statement: a line of a check
+# in the same row that ends with the comment "# checked: label".
+CHECKED_NOTE = re.compile(r"\(checked\b([^)]*)\)")
+CHECKED_LABEL = re.compile(r"#\s*checked:\s*([a-z0-9][a-z0-9-]*)\s*$", re.M)
 
 
 @dataclass
@@ -163,6 +177,8 @@ def _load_sheet(path: str, errors: list[ContentError]) -> Sheet | None:
         if filename.endswith(".yaml") and filename != "sheet.yaml" and filename not in (listed or ()):
             reader.error(data.key_lines.get("sections", data.line), f"section file '{filename}' is not listed in 'sections'")
     _check_unique_row_ids(sections, errors)
+    if isinstance(data.get("description"), str):
+        facts.validate(reader, data["description"], getattr(data["description"], "content_line", data.key_lines["description"]))
     return Sheet(
         id=sheet_id,
         title=reader.string(data, "title"),
@@ -249,14 +265,83 @@ def _row(reader: _Reader, item, columns: list[Column], line: int) -> Row | None:
                 cells.append(cell)
     elif value is not None:
         reader.error(data.key_lines["cells"], "'cells' must be a mapping of column id to cell")
+    notes = reader.string(data, "notes", required=False)
+    same = _same(reader, data.get("same"), data.key_lines.get("same", data.line), cells) if "same" in data else None
+    if notes:
+        line = getattr(data.get("notes"), "content_line", data.key_lines.get("notes", data.line))
+        _check_checked_notes(reader, notes, line, cells)
+        facts.validate(reader, notes, line)
     return Row(
         id=reader.string(data, "id", slug=True),
         title=reader.string(data, "title"),
         source=Source(reader.path, data.line),
         cells=tuple(cells),
-        notes=reader.string(data, "notes", required=False),
+        notes=notes,
         timeout=float(timeout),
+        same=same,
     )
+
+
+def _number(reader: _Reader, data: Map, key: str, default: float) -> float:
+    value = data.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        reader.error(data.key_lines.get(key, data.line), f"'{key}' must be a non-negative number")
+        return default
+    return float(value)
+
+
+def _same(reader: _Reader, item, line: int, cells: list[Cell]) -> Equivalence | None:
+    data = reader.mapping(item, "same", line)
+    if data is None:
+        return None
+    value = reader.string(data, "value")
+    if value and not value.isidentifier():
+        reader.error(data.key_lines["value"], f"'value' must be a Python name, not '{value}'")
+    code_columns = [cell.column for cell in cells if cell.kind == CODE]
+    columns: tuple[str, ...] = ()
+    if "columns" in data:
+        listed = data["columns"]
+        if not isinstance(listed, Seq) or not all(isinstance(c, str) for c in listed):
+            reader.error(data.key_lines["columns"], "'columns' must be a list of column ids")
+        else:
+            for index, column in enumerate(listed):
+                if column not in code_columns:
+                    reader.error(listed.item_lines[index], f"column '{column}' has no code cell in this row{_suggest(column, code_columns)}")
+            columns = tuple(str(c) for c in listed)
+    compared = columns or tuple(code_columns)
+    lane_count = sum(len(cell.lanes) for cell in cells if cell.kind == CODE and cell.column in compared)
+    if lane_count < 2:
+        reader.error(data.line, "'same' needs at least two code cells (or lanes) to compare")
+    dtype = data.get("dtype", False)
+    if not isinstance(dtype, bool):
+        reader.error(data.key_lines["dtype"], "'dtype' must be true or false")
+        dtype = False
+    return Equivalence(
+        value=value,
+        source=Source(reader.path, data.line),
+        rtol=_number(reader, data, "rtol", 1e-5),
+        atol=_number(reader, data, "atol", 1e-6),
+        dtype=dtype,
+        columns=columns,
+    )
+
+
+def _check_checked_notes(reader: _Reader, notes: str, line: int, cells: list[Cell]) -> None:
+    """Every "(checked…)" in a note names a labelled line of one of the row's checks."""
+    labels = set()
+    for cell in cells:
+        if cell.check is not None:
+            labels.update(CHECKED_LABEL.findall(cell.check.text))
+    for match in CHECKED_NOTE.finditer(notes):
+        at = line + notes.count("\n", 0, match.start())
+        named = [label.strip() for label in match.group(1).lstrip(":").split(",")]
+        if not match.group(1).startswith(":") or not all(SLUG.match(label) for label in named):
+            reader.error(at, "'(checked)' must name the check line that proves it: write '(checked: LABEL)' and end that line of a check in this row with '# checked: LABEL'")
+            continue
+        for label in named:
+            if label not in labels:
+                known = f"; this row's labels: {', '.join(sorted(labels))}" if labels else ""
+                reader.error(at, f"'(checked: {label})' names no check line: no check in this row has a line ending in '# checked: {label}'{known}")
 
 
 def _cell(reader: _Reader, item, column: Column, line: int) -> Cell | None:
@@ -279,14 +364,29 @@ def _cell(reader: _Reader, item, column: Column, line: int) -> Cell | None:
             lanes = _lanes(reader, data["lanes"], data.key_lines["lanes"])
         elif not lanes:
             reader.error(data.line, f"column '{column.id}' has no lanes, so its code cells must name theirs")
+        cpu_only = reader.string(data, "cpu_only", required=True) if "cpu_only" in data else ""
+        gpu_only = reader.string(data, "gpu_only", required=True) if "gpu_only" in data else ""
+        if cpu_only and gpu_only:
+            reader.error(data.key_lines["gpu_only"], "a cell cannot be both 'cpu_only' and 'gpu_only'")
+        if gpu_only and not any(name in lane_registry.GPU_LANES for name in lanes):
+            reader.error(data.key_lines["gpu_only"], f"'gpu_only' needs a lane that can use a GPU ({', '.join(lane_registry.GPU_LANES)})")
+        check = reader.snippet(data, "check")
+        counterexamples = ()
+        if "counterexamples" in data:
+            counterexamples = _counterexamples(reader, data["counterexamples"], data.key_lines["counterexamples"])
+            if counterexamples and check is None:
+                reader.error(data.key_lines["counterexamples"], "counterexamples need a 'check' that rejects them")
         return Cell(
             column=column.id,
             kind=CODE,
             source=source,
             code=reader.snippet(data, "code"),
             setup=reader.snippet(data, "setup"),
-            check=reader.snippet(data, "check"),
+            check=check,
             lanes=lanes,
+            counterexamples=counterexamples,
+            cpu_only=cpu_only,
+            gpu_only=gpu_only,
         )
     if kind == TEXT:
         return Cell(column.id, TEXT, source, text=reader.string(data, "text"), url=reader.string(data, "source", required=False))
@@ -295,6 +395,28 @@ def _cell(reader: _Reader, item, column: Column, line: int) -> Cell | None:
         reader.error(data.key_lines["none"], "a 'none' cell needs a reason: what the framework lacks, and what to use instead")
         reason = ""
     return Cell(column.id, NONE, source, reason=str(reason))
+
+
+def _counterexamples(reader: _Reader, value, line: int) -> tuple[Counterexample, ...]:
+    if not isinstance(value, Seq) or not value:
+        reader.error(line, "'counterexamples' must be a non-empty list of {code, why}")
+        return ()
+    out = []
+    for index, item in enumerate(value):
+        data = reader.mapping(item, "counterexample", value.item_lines[index])
+        if data is None:
+            continue
+        code = reader.snippet(data, "code")
+        why = reader.string(data, "why")
+        raises = reader.string(data, "raises", required=True) if "raises" in data else ""
+        if raises:
+            try:
+                re.compile(raises)
+            except re.error as exc:
+                reader.error(data.key_lines["raises"], f"'raises' is not a valid regular expression: {exc}")
+        if code is not None:
+            out.append(Counterexample(code=code, why=why, source=Source(reader.path, data.line), raises=raises))
+    return tuple(out)
 
 
 def _check_unique_row_ids(sections: list[Section], errors: list[ContentError]) -> None:

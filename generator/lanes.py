@@ -35,26 +35,32 @@ class Lane:
     prelude: str = ""
     processes: int = 1
     device: str = "cpu"
+    # imported by the worker only where installed: Keras imports TensorFlow for serialisation and
+    # seeding when it is there, but a CUDA image often has no TensorFlow
+    optional_imports: tuple[str, ...] = ()
 
     @property
     def worker_key(self) -> str:
         """Lanes with equal keys share one worker process."""
         env = ",".join(f"{k}={v}" for k, v in sorted(self.env.items()))
-        return f"{'+'.join(self.imports)}|{env}|{self.prelude}|{self.device}"
+        return f"{'+'.join(self.imports)}|{'+'.join(self.optional_imports)}|{env}|{self.prelude}|{self.device}"
 
 
 def _keras(backend: str, backend_imports: tuple[str, ...], backend_packages: tuple[str, ...], env: dict) -> Lane:
     # Keras imports TensorFlow whenever it is installed and a cell serialises a model or seeds
     # the RNGs (keras.utils.set_random_seed, .keras files, get_config): 5-15 s a cell on every
-    # backend. Importing it once in the worker makes that free.
+    # backend. Importing it once in the worker makes that free, where it is installed; on the
+    # other backends it is optional (a CUDA image has PyTorch and JAX, rarely TensorFlow).
+    optional: tuple[str, ...] = ()
     if "tensorflow" not in backend_imports:
-        backend_imports += ("tensorflow",)
+        optional = ("tensorflow",)
         backend_packages += ("tensorflow-cpu",)
     return Lane(
         name=f"keras@{backend}",
         imports=backend_imports + ("keras",),
         packages=("keras",) + backend_packages + ("numpy",),
         env={**_TF_ENV, **env, "KERAS_BACKEND": backend},
+        optional_imports=optional,
     )
 
 
@@ -96,6 +102,10 @@ LANES: dict[str, Lane] = _LaneTable({lane.name: lane for lane in _LANES})
 # Lanes that can use an NVIDIA GPU, and how their environment changes there.
 GPU_LANES = ("torch", "torch-dist", "jax", "keras@jax", "keras@torch")
 _GPU_ENV = {"JAX_PLATFORMS": "cuda", "XLA_FLAGS": "", "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+# `torch.cuda.is_available()` (which `import keras` calls on the torch backend) initialises the
+# CUDA driver unless asked to use NVML instead; a driver initialised in the worker poisons every
+# cell forked from it ("Cannot re-initialize CUDA in forked subprocess").
+_TORCH_GPU_ENV = {"PYTORCH_NVML_BASED_CUDA_CHECK": "1"}
 
 
 def base_env(lane: Lane) -> dict:
@@ -112,5 +122,7 @@ def on_device(lane: Lane, device: str) -> Lane:
     env = dict(lane.env)
     if "jax" in lane.imports:  # several cell processes share the GPU: no up-front allocation
         env.update(_GPU_ENV)
+    if "torch" in lane.imports:
+        env.update(_TORCH_GPU_ENV)
     env = {k: v for k, v in env.items() if v}
     return replace(lane, name=f"{lane.name}:{device}", env=env, device=device)

@@ -13,8 +13,13 @@ TEXT = "text"
 NONE = "none"
 
 # Result statuses, from worst to best (the order used for "failures first").
-STATUSES = ("crashed", "timeout", "error", "failed", "stale", "skipped", "passed")
+STATUSES = ("crashed", "timeout", "error", "failed", "stale", "skipped", "not-applicable", "passed")
 PASSED = "passed"
+FAILED = "failed"
+SKIPPED = "skipped"
+# A job that cannot run on this machine because a module its cell imports is not installed (e.g.
+# TensorFlow on a CUDA image): reported as such, never as an error, and never as verified.
+NOT_APPLICABLE = "not-applicable"
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,33 @@ class Snippet:
 
 
 @dataclass(frozen=True)
+class Counterexample:
+    """A wrong snippet for a cell: the common mistake or a source's error, and why it is wrong.
+
+    It runs in place of the cell's code, with the same setup and check, and must fail: the check
+    must reject it (or, with `raises`, the code itself must raise an error matching that pattern).
+    A counterexample that passes proves the check too weak.
+    """
+
+    code: Snippet
+    why: str
+    source: Source
+    raises: str = ""
+
+
+@dataclass(frozen=True)
+class Equivalence:
+    """A row's claim that its columns compute the same thing: each cell leaves `value` behind."""
+
+    value: str
+    source: Source
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    dtype: bool = False  # also require the same dtype
+    columns: tuple[str, ...] = ()  # empty: every column with a code cell
+
+
+@dataclass(frozen=True)
 class Cell:
     """One framework's entry in a row: code that runs, a prose fact, or a missing feature."""
 
@@ -50,6 +82,9 @@ class Cell:
     text: str = ""
     url: str = ""
     reason: str = ""
+    counterexamples: tuple[Counterexample, ...] = ()
+    cpu_only: str = ""  # why the cell does not run on a GPU (shown on the page)
+    gpu_only: str = ""  # why the cell means nothing on a CPU: it runs on a GPU only
 
 
 @dataclass(frozen=True)
@@ -60,6 +95,7 @@ class Row:
     cells: tuple[Cell, ...]
     notes: str = ""
     timeout: float = 60.0
+    same: Equivalence | None = None
 
 
 @dataclass(frozen=True)
@@ -95,7 +131,13 @@ class Sheet:
 
 @dataclass(frozen=True)
 class Job:
-    """One cell to run in one lane. `key` is the cache key of the run."""
+    """One cell (or one of its counterexamples) to run in one lane.
+
+    `identity` names what runs: the cell's code, setup, check and expectations, the lane's
+    definition, the worker's code and the device class. `key` (the cache key) adds this machine's
+    environment: Python and the lane's package versions. A ledger from another machine is matched
+    by identity, the local cache by key.
+    """
 
     sheet: str
     row: str
@@ -104,10 +146,25 @@ class Job:
     cell: Cell
     timeout: float
     key: str
+    identity: str = ""
+    counterexample: int = 0  # 1-based index into the cell's counterexamples; 0 for the cell itself
+    raises: str = ""  # a counterexample's expected error (pattern); '' when the check must reject it
+    same: Equivalence | None = None  # the row's equivalence claim, when this cell takes part
+    missing: tuple[str, ...] = ()  # modules the cell imports that this machine lacks
 
     @property
     def id(self) -> str:
-        return f"{self.sheet}/{self.row}/{self.column}@{self.lane}"
+        base = f"{self.sheet}/{self.row}/{self.column}@{self.lane}"
+        return f"{base}!not{self.counterexample}" if self.counterexample else base
+
+    @property
+    def expose(self) -> str:
+        """The name of the value the cell leaves for its row's equivalence check ('' if none)."""
+        return self.same.value if self.same is not None and not self.counterexample else ""
+
+    @property
+    def cell_key(self) -> tuple[str, str, str]:
+        return (self.sheet, self.row, self.column)
 
 
 @dataclass(frozen=True)
@@ -125,6 +182,10 @@ class Result:
     device: str = ""
     date: str = ""
     cached: bool = False
+    stage: str = ""  # where a failure happened: setup, code or check
+    detail: str = ""  # a counterexample's rejection, or how a cell showed it used the device
+    value: dict | None = None  # the exposed value of an equivalence row: shape, dtype, data
+    used_device: bool | None = None  # on a GPU: whether the cell did work there (None on CPU)
 
     def to_json(self) -> dict:
         return {
@@ -138,6 +199,10 @@ class Result:
             "versions": self.versions,
             "device": self.device,
             "date": self.date,
+            "stage": self.stage,
+            "detail": self.detail,
+            "value": self.value,
+            "used_device": self.used_device,
         }
 
     @classmethod
@@ -154,4 +219,8 @@ class Result:
             device=str(data.get("device", "")),
             date=str(data.get("date", "")),
             cached=cached,
+            stage=str(data.get("stage", "")),
+            detail=str(data.get("detail", "")),
+            value=data.get("value") if isinstance(data.get("value"), dict) else None,
+            used_device=data.get("used_device") if isinstance(data.get("used_device"), bool) else None,
         )

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from . import progress as progress_display
 from .cache import Cache, lane_versions
 from .lanes import LANES, Lane, base_env
-from .model import Job, Result
+from .model import NOT_APPLICABLE, PASSED, Job, Result
 
 WORKER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 DEFAULT_MEMORY_CAP = 6 * 2**30
@@ -52,6 +52,7 @@ class RunReport:
     wall: float
     ran: int = 0  # jobs run (not taken from the cache)
     workers: int = 0  # lane workers started
+    notes: list = field(default_factory=list)  # what the workers said once (e.g. cells spawned, not forked)
 
 
 def cpu_model() -> str:
@@ -169,6 +170,9 @@ def run_jobs(
         lane = lanes[job.lane]
         group = stats.setdefault(lane.worker_key, LaneStats())
         group.lanes.add(lane.name)
+        if job.missing:
+            results[job.id] = not_applicable(job, lane)
+            continue
         hit = None if force else cache.get(job.key)
         if hit is not None:
             results[job.id] = hit
@@ -178,12 +182,77 @@ def run_jobs(
     display = progress_display.Progress(jobs, results, enabled=show_progress)
     ran = sum(len(group) for group in pending.values())
     workers = 0
+    notes: list[str] = []
     if pending:
         scheduler = _Scheduler(pending, results, stats, cache, cores, memory_cap, lanes, display)
         scheduler.run()
         workers = scheduler.started
+        notes = scheduler.notes
     display.finish()
-    return RunReport(results, stats, time.perf_counter() - started, ran, workers)
+    return RunReport(results, stats, time.perf_counter() - started, ran, workers, notes)
+
+
+def not_applicable(job: Job, lane: Lane) -> Result:
+    """The result of a job whose cell imports what this machine lacks: it cannot run here."""
+    missing = ", ".join(job.missing)
+    return Result(
+        status=NOT_APPLICABLE,
+        error=f"not run here: the cell imports {missing}, which is not installed on this machine",
+        versions=lane_versions(lane),
+        device=cpu_description() if lane.device == "cpu" else lane.device,
+        date=datetime.date.today().isoformat(),
+    )
+
+
+def judge_counterexample(job: Job, result: Result) -> Result:
+    """A counterexample passes (is proven wrong) only when its check rejects it, or, with `raises`,
+    when its code raises a matching error. A counterexample that runs and passes the check shows the
+    check too weak; one that breaks in the setup, or raises something else, proves nothing."""
+    import re
+
+    raises = job.raises
+    last = result.error.strip().splitlines()[-1] if result.error.strip() else ""
+    if result.status == PASSED:
+        verdict, detail = "failed", "the counterexample passed the check: the check is too weak to reject it"
+    elif result.status != "failed":
+        return result  # crashed, timed out, could not start: not a rejection, reported as it is
+    elif raises:
+        if result.stage == "code" and re.search(raises, result.error):
+            verdict, detail = PASSED, f"raises as expected: {last}"
+        else:
+            verdict, detail = "failed", f"expected the code to raise /{raises}/, but it failed in {result.stage or '?'} with: {last}"
+    elif result.stage == "check":
+        verdict, detail = PASSED, f"rejected by the check: {last}"
+    else:
+        verdict, detail = "failed", f"the counterexample failed in its {result.stage or '?'}, not in the check, with: {last} (give 'raises' if the wrong code itself is meant to raise)"
+    return Result(
+        status=verdict,
+        duration=result.duration,
+        stdout=result.stdout,
+        stderr=result.stderr,
+        output_cut=result.output_cut,
+        error=result.error if verdict != PASSED else "",
+        warnings=result.warnings,
+        versions=result.versions,
+        device=result.device,
+        date=result.date,
+        stage=result.stage,
+        detail=detail,
+    )
+
+
+def device_evidence(evidence: dict) -> tuple[bool, str]:
+    """Whether a GPU run did work on the GPU, and the evidence, from the worker's counters."""
+    parts = []
+    if evidence.get("torch_allocations", 0) > 0:
+        parts.append(f"{evidence['torch_allocations']} CUDA allocations (torch)")
+    if evidence.get("jax_live_arrays", 0) > 0:
+        parts.append(f"{evidence['jax_live_arrays']} live JAX arrays on the GPU")
+    if evidence.get("namespace_arrays", 0) > 0:
+        parts.append(f"{evidence['namespace_arrays']} arrays left on the GPU")
+    if not parts:
+        return False, "no GPU work seen: the cell runs anywhere (metadata only)"
+    return True, "; ".join(parts)
 
 
 class _Scheduler:
@@ -201,6 +270,7 @@ class _Scheduler:
         self.workers: dict[str, _Worker] = {}
         self.started = 0
         self.restarts: dict[str, int] = {}
+        self.notes: list[str] = []
         self.selector = selectors.DefaultSelector()
         self.cpu = cpu_description()
         self.date = datetime.date.today().isoformat()
@@ -272,6 +342,7 @@ class _Scheduler:
         os.makedirs(home, exist_ok=True)
         config = {
             "imports": list(lane.imports),
+            "optional_imports": list(lane.optional_imports),
             "prelude": lane.prelude,
             "scratch": self.scratch,
             "memory_cap": self.memory_cap,
@@ -292,6 +363,7 @@ class _Scheduler:
             "timeout": job.timeout,
             "processes": lane.processes,
             "device": lane.device,
+            "expose": job.expose,
         }
         for part in ("setup", "code", "check"):
             snippet = getattr(cell, part)
@@ -330,12 +402,17 @@ class _Scheduler:
             group.import_s += message["import_s"]
             self.new_timings[f"import:{worker.key}"] = message["import_s"]
             return
+        if message["type"] == "note":
+            self.notes.append(f"{worker.lane.name}: {message['text']}")
+            return
         job, _, _ = worker.in_flight.pop(message["id"])
         lane = self.lanes[job.lane]
         device = self.cpu
-        if message.get("device_info"):
+        used_device, detail = None, ""
+        if message.get("device_info") is not None:
             info = message["device_info"]
             device = f"{lane.device}: {info.get('name', '?')} (driver {info.get('driver', '?')}, CUDA {info.get('cuda', '?')})"
+            used_device, detail = device_evidence(message.get("evidence") or {})
         result = Result(
             status=message["status"],
             duration=float(message.get("duration", 0.0)),
@@ -347,7 +424,13 @@ class _Scheduler:
             versions=lane_versions(lane),
             device=device,
             date=self.date,
+            stage=message.get("stage", ""),
+            detail=detail,
+            value=message.get("value"),
+            used_device=used_device,
         )
+        if job.counterexample:
+            result = judge_counterexample(job, result)
         self._record(job, result, worker.key)
         self.new_timings[job.id] = float(message.get("wall", result.duration))
 

@@ -1,13 +1,22 @@
-"""Verification: turn code cells into jobs, run them, and judge each cell from its lanes' results."""
+"""Verification: turn code cells into jobs, run them, and judge each cell from its lanes' results.
+
+A code cell becomes one job per lane, plus one job per lane for each of its counterexamples (which
+must fail: see `model.Counterexample`). A row that claims its columns compute the same thing
+(`same:`) has its cells' exposed values compared across columns after they ran.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import ast
+import importlib.util
+from dataclasses import dataclass, field, replace
+from functools import cache
 
+from . import equivalence
 from . import ledger as ledger_module
-from .cache import Cache, job_key
+from .cache import Cache, job_identity, job_key
 from .lanes import LANES, on_device
-from .model import CODE, PASSED, STATUSES, Job, Result, Sheet
+from .model import CODE, FAILED, NOT_APPLICABLE, PASSED, SKIPPED, STATUSES, Cell, Job, Result, Sheet
 from .runner import RunReport, run_jobs
 
 
@@ -17,6 +26,8 @@ class CellVerdict:
 
     status: str
     results: tuple[tuple[str, Result], ...]  # (lane, result) in the cell's lane order
+    counterexamples: tuple[tuple[int, str, Result], ...] = ()  # (1-based index, lane, result)
+    problem: str = ""  # a failure of the row as a whole (columns that differ), shown with the cell
 
     @property
     def passed_lanes(self) -> tuple[str, ...]:
@@ -44,16 +55,19 @@ class Verification:
     verdicts: dict = field(default_factory=dict)  # (sheet id, row id, column id) -> CellVerdict
     gpu: dict = field(default_factory=dict)  # (sheet id, row id, column id) -> [GpuRun] from the ledgers
     gpu_jobs: list = field(default_factory=list)  # the GPU jobs the content has: coverage's denominator
+    same: dict = field(default_factory=dict)  # (sheet id, row id) -> equivalence.Outcome
 
     def failures(self) -> list[tuple[tuple[str, str, str], CellVerdict]]:
-        return [(key, v) for key, v in sorted(self.verdicts.items()) if v.status not in (PASSED, "skipped")]
+        return [(key, v) for key, v in sorted(self.verdicts.items()) if v.status not in (PASSED, SKIPPED, NOT_APPLICABLE)]
 
 
 def plan(sheets: list[Sheet], *, only: set[str] | None = None, device: str = "cpu", lanes=None, gpus: int = 1) -> list[Job]:
     """The jobs that verify the code cells of `sheets` (of the rows in `only`, if given).
 
-    On a device other than the CPU, only the lanes that can use it, and only the multi-process
-    lanes that the device count allows.
+    On the CPU: every lane of every cell but the GPU-only ones, and each counterexample in each
+    lane. On another device: only the lanes that can use it, only the multi-process lanes that the
+    device count allows, no CPU-only cell and no counterexample (a check's strength does not
+    depend on the device).
     """
     lanes = lanes or LANES
     jobs = []
@@ -62,8 +76,10 @@ def plan(sheets: list[Sheet], *, only: set[str] | None = None, device: str = "cp
             if only is not None and row.id not in only and f"{sheet.id}/{row.id}" not in only:
                 continue
             for cell in row.cells:
-                if cell.kind != CODE:
+                if cell.kind != CODE or (cell.gpu_only if device == "cpu" else cell.cpu_only):
                     continue
+                same = row.same if row.same is not None and (not row.same.columns or cell.column in row.same.columns) else None
+                missing = missing_modules(cell)
                 for lane_name in cell.lanes:
                     lane = lanes[lane_name]
                     if device != "cpu":
@@ -73,8 +89,47 @@ def plan(sheets: list[Sheet], *, only: set[str] | None = None, device: str = "cp
                             continue
                         if lane.processes > gpus:
                             continue
-                    jobs.append(Job(sheet.id, row.id, cell.column, lane.name, cell, row.timeout, job_key(cell, lane)))
+                    expect = {"expose": same.value} if same is not None else None
+                    job = Job(sheet.id, row.id, cell.column, lane.name, cell, row.timeout, job_key(cell, lane, expect),
+                              job_identity(cell, lane, expect), same=same, missing=missing)  # fmt: skip
+                    jobs.append(job)
+                    if device != "cpu":
+                        continue
+                    for index, wrong in enumerate(cell.counterexamples, 1):
+                        wrong_cell = replace(cell, code=wrong.code, counterexamples=())
+                        expect = {"fail": True, "raises": wrong.raises}
+                        jobs.append(
+                            Job(sheet.id, row.id, cell.column, lane.name, wrong_cell, row.timeout, job_key(wrong_cell, lane, expect),
+                                job_identity(wrong_cell, lane, expect), counterexample=index, raises=wrong.raises,
+                                missing=missing_modules(wrong_cell))  # fmt: skip
+                        )
     return jobs
+
+
+def missing_modules(cell: Cell) -> tuple[str, ...]:
+    """The top-level modules the cell imports that this interpreter cannot find."""
+    names = set()
+    for snippet in (cell.setup, cell.code, cell.check):
+        if snippet is None:
+            continue
+        try:
+            tree = ast.parse(snippet.text)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names.add(node.module.split(".")[0])
+    return tuple(sorted(name for name in names if not _installed(name)))
+
+
+@cache
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def verify(
@@ -103,7 +158,9 @@ def verify(
             cached = cache.get(job.key)
             if cached is not None:
                 results[job.id] = cached
-    return Verification(report, judge(all_jobs, results), *gpu_runs(sheets, ledger_dir))
+    verdicts, same = judge_with_equivalence(all_jobs, results)
+    gpu, gpu_jobs = gpu_runs(sheets, ledger_dir)
+    return Verification(report, verdicts, gpu, gpu_jobs, same)
 
 
 def gpu_runs(sheets: list[Sheet], ledger_dir: str | None) -> tuple[dict, list[Job]]:
@@ -114,13 +171,30 @@ def gpu_runs(sheets: list[Sheet], ledger_dir: str | None) -> tuple[dict, list[Jo
 
 
 def judge(jobs: list[Job], results: dict[str, Result]) -> dict:
-    """Each cell's verdict: passed only when every one of its lanes passed."""
+    """Each cell's verdict: passed only when every one of its lanes passed and every one of its
+    counterexamples was rejected, in every lane."""
+    return judge_with_equivalence(jobs, results)[0]
+
+
+def judge_with_equivalence(jobs: list[Job], results: dict[str, Result]) -> tuple[dict, dict]:
+    """The cells' verdicts, and the outcome of each equivalence row (which can fail its cells)."""
     by_cell: dict[tuple[str, str, str], list[tuple[str, Result]]] = {}
+    wrong: dict[tuple[str, str, str], list[tuple[int, str, Result]]] = {}
     for job in jobs:
-        result = results.get(job.id) or Result(status="skipped", error="not verified in this build")
-        by_cell.setdefault((job.sheet, job.row, job.column), []).append((job.lane, result))
+        result = results.get(job.id) or Result(status=SKIPPED, error="not verified in this build")
+        if job.counterexample:
+            wrong.setdefault(job.cell_key, []).append((job.counterexample, job.lane, result))
+        else:
+            by_cell.setdefault(job.cell_key, []).append((job.lane, result))
+    outcomes = equivalence.compare(jobs, results)
     verdicts = {}
     for key, lane_results in by_cell.items():
-        worst = min((result.status for _, result in lane_results), key=STATUSES.index)
-        verdicts[key] = CellVerdict(worst, tuple(lane_results))
-    return verdicts
+        statuses = [result.status for _, result in lane_results] + [result.status for _, _, result in wrong.get(key, ())]
+        worst = min(statuses, key=STATUSES.index)
+        problem = ""
+        outcome = outcomes.get(key[:2])
+        if outcome is not None and key[2] in outcome.blamed:
+            problem = outcome.message
+            worst = min(worst, FAILED, key=STATUSES.index)
+        verdicts[key] = CellVerdict(worst, tuple(lane_results), tuple(sorted(wrong.get(key, ()))), problem)
+    return verdicts, outcomes

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib
+import importlib.util
 import json
 import os
 import select
@@ -35,6 +36,8 @@ _HERE = os.path.abspath(__file__)
 
 
 def main(argv: list[str]) -> int:
+    if argv[1] == "--cell":
+        return spawned_cell_main(argv[2])
     config = json.loads(argv[1])
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     _libc.prctl(PR_SET_CHILD_SUBREAPER, 1)
@@ -44,6 +47,9 @@ def main(argv: list[str]) -> int:
     try:
         for name in config["imports"]:
             importlib.import_module(name)
+        for name in config.get("optional_imports", ()):
+            if importlib.util.find_spec(name) is not None:
+                importlib.import_module(name)
         if config.get("prelude"):
             exec(compile(config["prelude"], "<lane prelude>", "exec"), {"__name__": "__lane__"})
     except BaseException as exc:  # noqa: BLE001 - report any import failure
@@ -125,6 +131,8 @@ class Worker:
         self.memory_cap = int(config.get("memory_cap", 0))
         self.scratch = config["scratch"]
         self.last_memory_check = 0.0
+        self.spawn_reason = ""  # set once forking has become unsafe: cells are then spawned
+        self.spawned: dict[int, object] = {}
         signal.signal(signal.SIGTERM, self._terminate)
 
     def _terminate(self, *_):
@@ -181,7 +189,14 @@ class Worker:
         err_r, err_w = os.pipe()
         result_path = os.path.join(workdir, ".result.json")
         sys.stdout.flush()
-        pid = os.fork()
+        if not self.spawn_reason:
+            self.spawn_reason = fork_unsafe_reason()
+            if self.spawn_reason:
+                _send(self.protocol, {"type": "note", "text": f"{self.spawn_reason}: forking a cell from it is unsafe, so each cell of this worker starts in a fresh interpreter (slower, correct)"})
+        if self.spawn_reason:
+            pid = self._spawn(job, workdir, out_w, err_w)
+        else:
+            pid = os.fork()
         if pid == 0:  # the cell process
             try:
                 os.close(out_r)
@@ -195,6 +210,22 @@ class Worker:
         for fd in (out_r, err_r):
             os.set_blocking(fd, False)
         self.active[pid] = Active(job, pid, out_r, err_r, workdir, time.perf_counter())
+
+    def _spawn(self, job: dict, workdir: str, out_w: int, err_w: int) -> int:
+        """Start the cell in a fresh interpreter that imports the lane itself: no fork."""
+        import subprocess
+
+        _write_json(os.path.join(workdir, ".job.json"), {"job": job, "config": self.config})
+        process = subprocess.Popen(
+            [sys.executable, "-I", _HERE, "--cell", workdir],
+            stdin=subprocess.DEVNULL,
+            stdout=out_w,
+            stderr=err_w,
+            cwd=workdir,
+            start_new_session=True,
+        )
+        self.spawned[process.pid] = process  # kept so that it is not reaped behind our back
+        return process.pid
 
     def _poll(self) -> None:
         now = time.perf_counter()
@@ -223,6 +254,9 @@ class Worker:
             if pid == 0:
                 return
             active = self.active.pop(pid, None)
+            process = self.spawned.pop(pid, None)
+            if process is not None:
+                process.returncode = os.waitstatus_to_exitcode(status)
             if active is not None:
                 active.exit_status = status
                 self._finish(active)
@@ -257,6 +291,54 @@ class Worker:
         _send(self.protocol, result)
         _remove_tree(active.workdir)
         _kill_orphans(set(self.active))
+
+
+def fork_unsafe_reason() -> str:
+    """Why forking this process now would be unsafe ('' when it is safe): threads (a fork copies
+    only the calling one, with whatever locks the others held) or an initialised GPU runtime."""
+    try:
+        threads = len(os.listdir("/proc/self/task"))
+    except OSError:
+        threads = 1
+    if threads > 1:
+        return f"the lane worker holds {threads} threads"
+    torch = sys.modules.get("torch")
+    if torch is not None and getattr(torch, "cuda", None) is not None and torch.cuda.is_initialized():
+        return "the lane worker has initialised CUDA (torch)"
+    bridge = sys.modules.get("jax._src.xla_bridge")
+    if bridge is not None and getattr(bridge, "_backends", None):
+        return "the lane worker has started a JAX backend"
+    return ""
+
+
+def spawned_cell_main(workdir: str) -> int:
+    """A cell started by spawn: import the lane here, then run the cell as a forked one would."""
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    with open(os.path.join(workdir, ".job.json"), encoding="utf-8") as handle:
+        data = json.load(handle)
+    job, config = data["job"], data["config"]
+    result_path = os.path.join(workdir, ".result.json")
+    try:
+        for name in config["imports"]:
+            importlib.import_module(name)
+        for name in config.get("optional_imports", ()):
+            if importlib.util.find_spec(name) is not None:
+                importlib.import_module(name)
+        if config.get("prelude"):
+            exec(compile(config["prelude"], "<lane prelude>", "exec"), {"__name__": "__lane__"})
+    except BaseException as exc:  # noqa: BLE001
+        _write_json(result_path, {"status": "error", "error": f"the lane could not start in the spawned cell process: {type(exc).__name__}: {exc}", "duration": 0.0, "warnings": []})
+        return 0
+    os.chdir(workdir)
+    os.environ["TMPDIR"] = workdir
+    tempfile.tempdir = workdir
+    sys.stdout = open(1, "w", buffering=1, closefd=False, errors="backslashreplace")
+    sys.stderr = open(2, "w", buffering=1, closefd=False, errors="backslashreplace")
+    sys.__stdout__, sys.__stderr__ = sys.stdout, sys.stderr
+    try:
+        _run_cell(job, result_path, config)
+    finally:
+        os._exit(0)
 
 
 def _read_result(path: str):
@@ -436,22 +518,23 @@ def _run_in_namespace(job: dict, config: dict) -> dict:
     sys.modules["__main__"] = main_module
     namespace = main_module.__dict__
     _reseed()
-    status, error = "passed", ""
+    status, error, stage, value = "passed", "", "", None
+    on_gpu = job.get("device", "cpu") != "cpu"
     started = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            if job.get("device", "cpu") != "cpu":
+            if on_gpu:
                 _use_device(job["device"])
-            for part in ("setup", "code", "check"):
-                snippet = job.get(part)
+                before = _device_counters()
+            for stage in ("setup", "code", "check"):
+                snippet = job.get(stage)
                 if snippet:
                     source = "\n" * (snippet["line"] - 1) + snippet["text"]
                     exec(compile(source, job["abspath"], "exec"), namespace)
-            if job.get("device", "cpu") != "cpu":
-                _assert_on_device(namespace, job["device"])
-        except NotOnDevice as exc:
-            status, error = "skipped", str(exc)
+            stage = "expose"
+            if job.get("expose"):
+                value = _exposed_value(namespace, job["expose"])
         except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt too
             status = "failed"
             error = _format_exception(exc, job)
@@ -459,12 +542,44 @@ def _run_in_namespace(job: dict, config: dict) -> dict:
     result = {
         "status": status,
         "error": error,
+        "stage": stage if status != "passed" else "",
         "duration": duration,
         "warnings": _dedupe([_warning(w, job) for w in caught]),
     }
-    if job.get("device", "cpu") != "cpu":
+    if value is not None:
+        result["value"] = value
+    if on_gpu:
         result["device_info"] = _device_info(job["device"])
+        result["evidence"] = _device_evidence(namespace, before)
     return result
+
+
+VALUE_CAP = 65536  # elements: an equivalence row compares a result, not a data set
+
+
+def _exposed_value(namespace: dict, name: str) -> dict:
+    """The value an equivalence row compares, as a plain record: shape, dtype and the numbers."""
+    if name not in namespace:
+        raise NameError(f"the row compares '{name}' across columns, but this cell left no '{name}'")
+    numpy = importlib.import_module("numpy")
+    value = namespace[name]
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.Tensor):
+        value = value.detach().cpu()
+        value = value.float() if value.dtype == torch.bfloat16 else value
+        array = value.numpy()
+    else:
+        try:
+            array = numpy.asarray(value)
+        except Exception:  # noqa: BLE001 - a backend tensor NumPy cannot read directly
+            array = numpy.asarray(importlib.import_module("keras").ops.convert_to_numpy(value))
+    if array.dtype == object or not (numpy.issubdtype(array.dtype, numpy.number) or array.dtype == bool):
+        raise TypeError(f"'{name}' must be numeric to be compared across columns, not {array.dtype}")
+    if numpy.iscomplexobj(array):
+        raise TypeError(f"'{name}' is complex: expose its real and imaginary parts stacked instead")
+    if array.size > VALUE_CAP:
+        raise ValueError(f"'{name}' has {array.size} elements, more than {VALUE_CAP}: expose a smaller summary")
+    return {"shape": list(array.shape), "dtype": str(array.dtype), "data": array.astype("float64").ravel().tolist()}
 
 
 def _reseed() -> None:
@@ -518,27 +633,40 @@ def _dedupe(items: list[dict]) -> list[dict]:
     return list(seen.values())
 
 
-class NotOnDevice(Exception):
-    """The cell left no array to show that it ran on the device: it does not count there."""
-
-
 def _use_device(device: str) -> None:
     torch = sys.modules.get("torch")
     if torch is not None and device == "cuda":
         torch.set_default_device("cuda")
 
 
-def _assert_on_device(namespace: dict, device: str) -> None:
-    """Fail a GPU run whose arrays did not live on the GPU."""
-    found = on_gpu = 0
-    for value in list(namespace.values()):
-        for placement in _placements(value):
-            found += 1
-            on_gpu += placement == "gpu"
-    if not found:
-        raise NotOnDevice(f"no tensor or array was left in the cell's namespace to show it ran on {device}")
-    if on_gpu < found:
-        raise AssertionError(f"{found - on_gpu} of {found} arrays in the cell's namespace are not on the GPU")
+def _device_counters() -> dict:
+    """The runtime's own counters of device work, read before the cell runs."""
+    counters = {}
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        counters["torch_allocations"] = int(torch.cuda.memory_stats().get("allocation.all.allocated", 0))
+    return counters
+
+
+def _device_evidence(namespace: dict, before: dict) -> dict:
+    """How the cell showed it used the GPU, from the runtimes rather than from what it left behind:
+    the CUDA caching allocator's allocations during the cell (PyTorch), the live arrays and the
+    namespace's arrays on a GPU (JAX)."""
+    evidence = {}
+    torch = sys.modules.get("torch")
+    if torch is not None and "torch_allocations" in before:
+        evidence["torch_allocations"] = int(torch.cuda.memory_stats().get("allocation.all.allocated", 0)) - before["torch_allocations"]
+    jax = sys.modules.get("jax")
+    if jax is not None:
+        try:
+            live = [a for a in jax.live_arrays() if any(d.platform in ("gpu", "cuda") for d in a.devices())]
+            evidence["jax_live_arrays"] = len(live)
+        except Exception:  # noqa: BLE001 - no backend: no evidence
+            pass
+    evidence["namespace_arrays"] = sum(
+        1 for value in list(namespace.values()) for placement in _placements(value) if placement == "gpu"
+    )
+    return evidence
 
 
 def _placements(value):
@@ -571,11 +699,21 @@ def _device_info(device: str) -> dict:
             pass
     try:
         with open("/proc/driver/nvidia/version", encoding="utf-8") as handle:
-            first = handle.readline()
-        info["driver"] = first.split("Kernel Module")[1].split()[0] if "Kernel Module" in first else first.strip()
-    except (OSError, IndexError):
+            driver = driver_version(handle.readline())
+        if driver:
+            info["driver"] = driver
+    except OSError:
         pass
     return info
+
+
+def driver_version(line: str) -> str:
+    """The driver version in the first line of /proc/driver/nvidia/version, e.g.
+    'NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build ...' -> '580.95.05'."""
+    import re
+
+    match = re.search(r"\b(\d{3,}\.\d+(?:\.\d+)?)\b", line)
+    return match.group(1) if match else ""
 
 
 def _write_json(path: str, data: dict) -> None:
