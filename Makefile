@@ -1,6 +1,9 @@
 # The two commands the README promises: `make build` and `make test`. Both create the virtual
 # environment from the pinned lock file when it is missing.
 PYTHON ?= python3
+# the interpreter of a CUDA machine, with its own GPU builds of the frameworks (see docs/gpu.md)
+GPU_PYTHON ?= python3
+JOBS ?=
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell sha256sum requirements.lock | cut -c1-12)
@@ -28,8 +31,9 @@ check: $(STAMP)
 verify: $(STAMP)
 	$(PY) -m generator verify $(if $(ROW),--only $(ROW))
 
-verify-gpu: $(STAMP)
-	$(PY) -m generator verify --device cuda
+# No venv: the CPU lock's PyTorch is the wrong build on a GPU machine.
+verify-gpu:
+	$(GPU_PYTHON) -m generator verify --device cuda $(if $(JOBS),--jobs $(JOBS))
 
 bench: $(STAMP)
 	$(PY) -m generator.enginebench

@@ -1,4 +1,8 @@
-"""`verify --device cuda`: run the GPU-capable lanes on the GPU and write this machine's ledger."""
+"""`verify --device cuda`: run the GPU-capable lanes on the GPU and write this machine's ledger.
+
+Runs with whatever interpreter starts it: on a stock CUDA machine that is the system Python with
+its preinstalled PyTorch/JAX/Flax (docs/gpu.md says what else to carry), not the CPU lock's venv.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import time
 from . import content, ledger
 from .cache import Cache
 from .lanes import LANES
+from .model import NOT_APPLICABLE, PASSED
 from .progress import summary_table
 from .runner import run_jobs
 from .verify import plan
@@ -24,12 +29,50 @@ def verify_on_device(args) -> int:
     jobs = plan(sheets, only=set(args.only) if args.only else None, device=args.device, gpus=gpus)
     report = run_jobs(jobs, cache=Cache(args.cache), cores=max(1, args.jobs), force=args.force, show_progress=not args.quiet, lanes=LANES)
     print(summary_table(report), file=sys.stderr)
-    devices = [r.device for r in report.results.values() if r.device.startswith(args.device)]
-    name = args.machine or ledger.machine_name(devices[0].split(":", 1)[1].split("(")[0] if devices else args.device)
+    for note in report.notes:
+        print(f"note: {note}", file=sys.stderr)
+    name = args.machine or ledger.machine_name(device_name(report.results.values(), args.device))
     path = os.path.join(args.content, "ledger", f"{name}.json")
     ledger.write(path, name, jobs, report.results)
-    statuses: dict[str, int] = {}
-    for result in report.results.values():
-        statuses[result.status] = statuses.get(result.status, 0) + 1
-    print(f"wrote {path}: {statuses}; {time.perf_counter() - started:.1f} s", file=sys.stderr)
-    return 1 if statuses.get("failed") or statuses.get("crashed") or statuses.get("timeout") else 0
+    text = summary(jobs, report.results)
+    print(text, file=sys.stderr)
+    if getattr(args, "summary", None):
+        with open(args.summary, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    print(f"wrote {path}; {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    bad = [r for r in report.results.values() if r.status not in (PASSED, NOT_APPLICABLE)]
+    return 1 if bad else 0
+
+
+def device_name(results, device: str) -> str:
+    """The GPU's name from the results' device strings ('cuda: NVIDIA H100 80GB HBM3 (driver …)')."""
+    for result in results:
+        if result.device.startswith(f"{device}: "):
+            return result.device.split(": ", 1)[1].rsplit(" (driver", 1)[0]
+    return device
+
+
+def summary(jobs, results) -> str:
+    """Per lane: passed with GPU work, passed without (runs anywhere), not applicable, failed; then
+    every cell that failed and why (the last line of its error)."""
+    lanes: dict[str, dict[str, int]] = {}
+    failures = []
+    for job in jobs:
+        result = results.get(job.id)
+        if result is None:
+            continue
+        counts = lanes.setdefault(job.lane, {"gpu": 0, "anywhere": 0, "n/a": 0, "failed": 0})
+        if result.status == PASSED:
+            counts["anywhere" if result.used_device is False else "gpu"] += 1
+        elif result.status == NOT_APPLICABLE:
+            counts["n/a"] += 1
+        else:
+            counts["failed"] += 1
+            last = result.error.strip().splitlines()[-1] if result.error.strip() else ""
+            failures.append(f"- {job.id}: {result.status}: {last}")
+    lines = ["| lane | passed on the GPU | runs anywhere | not applicable | failed |", "|---|---|---|---|---|"]
+    for lane, c in sorted(lanes.items()):
+        lines.append(f"| {lane} | {c['gpu']} | {c['anywhere']} | {c['n/a']} | {c['failed']} |")
+    if failures:
+        lines += ["", f"{len(failures)} job(s) failed on the GPU:", *failures]
+    return "\n".join(lines) + "\n"

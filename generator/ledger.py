@@ -1,8 +1,12 @@
 """The ledger: committed results from machines CI does not have (GPUs), one JSON file per machine.
 
 A GPU run (`verify --device cuda`) writes `content/ledger/<machine>.json`. The build merges every
-ledger: an entry counts only while its cell hash still matches the content; an edited cell's entry
-shows as stale, never as verified. Nothing but a real run writes a ledger.
+ledger. An entry is matched by the job's identity (the cell, the lane's definition, the worker's
+code and the device class), never by the CPU cache key: the GPU machine has its own Python and
+framework versions, which the entry records and the page shows. An entry counts only while its
+identity still matches the content; an edited cell's (or lane's) entry shows as stale, never as
+verified. A passed run that did no work on the GPU (metadata only) "runs anywhere": it is neither
+counted as GPU-verified nor in the denominator. Nothing but a real run writes a ledger.
 """
 
 from __future__ import annotations
@@ -14,9 +18,9 @@ import subprocess
 from dataclasses import dataclass
 
 from .errors import ContentError, ContentInvalid
-from .model import PASSED, Job, Result
+from .model import NOT_APPLICABLE, PASSED, Job, Result
 
-FORMAT = 1
+FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -30,7 +34,12 @@ class GpuRun:
 
     @property
     def counts(self) -> bool:
-        return self.result.status == PASSED and not self.stale
+        """Passed on the GPU, still current, and did work there."""
+        return self.result.status == PASSED and not self.stale and self.result.used_device is not False
+
+    @property
+    def runs_anywhere(self) -> bool:
+        return self.result.status == PASSED and not self.stale and self.result.used_device is False
 
 
 def machine_name(device_name: str) -> str:
@@ -67,19 +76,21 @@ def write(path: str, machine: str, jobs: list[Job], results: dict[str, Result]) 
                 "row": job.row,
                 "column": job.column,
                 "lane": job.lane,
-                "key": job.key,
+                "identity": job.identity,
                 "status": result.status,
                 "duration": round(result.duration, 4),
                 "versions": result.versions,
                 "device": result.device,
                 "date": result.date,
                 "error": result.error[-2000:],
+                "used_device": result.used_device,
+                "detail": result.detail,
             }
         )
     entries.sort(key=lambda e: e["id"])
     data = {"format": FORMAT, "machine": machine, "entries": entries}
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    tmp = path + ".tmp"
+    tmp = f"{path}.{os.getpid()}.tmp"  # never shared between concurrent writers
     with open(tmp, "w", encoding="utf-8") as handle:
         json.dump(data, handle, indent=1, sort_keys=True)
         handle.write("\n")
@@ -121,22 +132,22 @@ def _validate(data) -> str:
     if not isinstance(data.get("machine"), str) or not isinstance(data.get("entries"), list):
         return "needs 'machine' (string) and 'entries' (list)"
     for entry in data["entries"]:
-        missing = {"id", "sheet", "row", "column", "lane", "key", "status"} - set(entry if isinstance(entry, dict) else ())
+        missing = {"id", "sheet", "row", "column", "lane", "identity", "status"} - set(entry if isinstance(entry, dict) else ())
         if missing:
             return f"an entry lacks {sorted(missing)}"
     return ""
 
 
 def merge(ledgers: list[dict], gpu_jobs: list[Job]) -> dict[tuple[str, str, str], list[GpuRun]]:
-    """GPU runs per cell. An entry whose key no longer matches the cell's GPU job is stale."""
-    current = {job.id: job.key for job in gpu_jobs}
+    """GPU runs per cell. An entry whose identity no longer matches the cell's GPU job is stale."""
+    current = {job.id: job.identity for job in gpu_jobs}
     merged: dict[tuple[str, str, str], list[GpuRun]] = {}
     for ledger in ledgers:
         for entry in ledger["entries"]:
             if entry["id"] not in current:
                 continue  # the cell or the lane is gone from the content
             result = Result.from_json(entry)
-            run = GpuRun(ledger["machine"], entry["lane"], result, stale=current[entry["id"]] != entry["key"])
+            run = GpuRun(ledger["machine"], entry["lane"], result, stale=current[entry["id"]] != entry["identity"])
             merged.setdefault((entry["sheet"], entry["row"], entry["column"]), []).append(run)
     for runs in merged.values():
         runs.sort(key=lambda run: (run.machine, run.lane))
@@ -144,7 +155,29 @@ def merge(ledgers: list[dict], gpu_jobs: list[Job]) -> dict[tuple[str, str, str]
 
 
 def coverage(gpu_jobs: list[Job], merged: dict) -> tuple[int, int]:
-    """(cells passed on a GPU, cells that could run on one)."""
-    cells = {(job.sheet, job.row, job.column) for job in gpu_jobs}
-    passed = sum(1 for key in cells if any(run.counts for run in merged.get(key, ())))
-    return passed, len(cells)
+    """(cells passed on a GPU, cells that could run on one and do GPU work)."""
+    counts = coverage_counts(gpu_jobs, merged)
+    return counts["passed"], counts["possible"]
+
+
+def coverage_counts(gpu_jobs: list[Job], merged: dict) -> dict[str, int]:
+    """GPU coverage in detail: cells that passed there with evidence of GPU work, cells whose GPU
+    run did none ("runs anywhere", not in the denominator), cells the GPU machine could not run
+    (a module missing there), and the cells that could run on a GPU and do work there."""
+    cells = {job.cell_key for job in gpu_jobs}
+    passed = anywhere = not_applicable = 0
+    for key in cells:
+        runs = [run for run in merged.get(key, ()) if not run.stale]
+        if any(run.counts for run in runs):
+            passed += 1
+        elif any(run.runs_anywhere for run in runs):
+            anywhere += 1
+        elif runs and all(run.result.status == NOT_APPLICABLE for run in runs):
+            not_applicable += 1
+    return {
+        "cells": len(cells),
+        "passed": passed,
+        "runs_anywhere": anywhere,
+        "not_applicable": not_applicable,
+        "possible": len(cells) - anywhere - not_applicable,
+    }

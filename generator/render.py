@@ -22,7 +22,10 @@ from markupsafe import Markup, escape
 from pygments.lexers import PythonLexer
 from pygments.token import STANDARD_TYPES
 
-from . import ledger
+import html as html_lib
+
+from . import facts, ledger
+from .content import CHECKED_LABEL, CHECKED_NOTE
 from .model import CODE, NONE, PASSED, STATUSES, TEXT, Sheet
 from .verify import Verification
 
@@ -162,7 +165,26 @@ def document(path: str) -> tuple[str, Markup]:
     return title, Markup(clean)
 
 
-def environment() -> jinja2.Environment:
+def notes_markdown(row, fact_values: dict) -> Markup:
+    """A row's notes as HTML: facts filled in, each "(checked: label)" showing its check line."""
+    lines = {}
+    for cell in row.cells:
+        if cell.check is not None:
+            for line in cell.check.text.splitlines():
+                match = CHECKED_LABEL.search(line)
+                if match:
+                    lines.setdefault(match.group(1), line[: match.start()].strip())
+
+    def checked(match: re.Match) -> str:
+        labels = [label.strip() for label in match.group(1).lstrip(":").split(",")]
+        title = " · ".join(lines.get(label, label) for label in labels)
+        return f'(<abbr title="{html_lib.escape(title, quote=True)}">checked</abbr>)'
+
+    return markdown(CHECKED_NOTE.sub(checked, facts.expand(row.notes, fact_values)))
+
+
+def environment(fact_values: dict | None = None) -> jinja2.Environment:
+    fact_values = fact_values or {}
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         autoescape=True,
@@ -170,7 +192,8 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.filters["markdown"] = markdown
+    env.filters["markdown"] = lambda text: markdown(facts.expand(text, fact_values))
+    env.filters["notes"] = lambda row: notes_markdown(row, fact_values)
     env.filters["highlight"] = highlight
     env.filters["seconds"] = _seconds
     return env
@@ -229,7 +252,26 @@ def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
             }
             for run in verification.gpu.get((sheet.id, row.id, cell.column), ())
         ]
+        wrong = []
+        for index, counterexample in enumerate(cell.counterexamples, 1):
+            runs = [(lane, result) for i, lane, result in (verdict.counterexamples if verdict else ()) if i == index]
+            rejected = bool(runs) and all(result.status == PASSED for _, result in runs)
+            details = [result.detail for _, result in runs if result.detail]
+            wrong.append(
+                {
+                    "code": counterexample.code.text,
+                    "why": counterexample.why,
+                    "raises": counterexample.raises,
+                    "rejected": rejected,
+                    "lanes": [lane for lane, _ in runs],
+                    "detail": details[0] if rejected and details else (details[0] if details else "not run"),
+                }
+            )
         view.update(
+            counterexamples=wrong,
+            problem=verdict.problem if verdict else "",
+            cpu_only=cell.cpu_only,
+            gpu_only=cell.gpu_only,
             gpu=gpu,
             gpu_passed=any(run["counts"] for run in gpu),
             code=cell.code.text if cell.code else "",
@@ -342,7 +384,7 @@ def render_site(sheets: list[Sheet], verification: Verification, extra_pages=(),
 
     `extra_pages` are callables (env, context) -> {path: bytes}; `extra_nav` their (title, href).
     """
-    env = environment()
+    env = environment(facts.compute(sheets))
     files: dict[str, bytes] = {}
     static_dir = os.path.join(TEMPLATES, "static")
     for name in sorted(os.listdir(static_dir)):
@@ -366,7 +408,8 @@ def render_site(sheets: list[Sheet], verification: Verification, extra_pages=(),
                 rows[row.id] = [cell_view(sheet, row, cell, verification) for cell in row.cells]
         stats = sheet_stats(sheet, verification)
         index_entries.append({"sheet": sheet, "stats": stats})
-        page("sheet.html", f"{sheet.id}.html", sheet=sheet, rows=rows, stats=stats, provenance=provenance([sheet], verification))
+        same = {row_id: outcome for (sheet_id, row_id), outcome in verification.same.items() if sheet_id == sheet.id}
+        page("sheet.html", f"{sheet.id}.html", sheet=sheet, rows=rows, same=same, stats=stats, provenance=provenance([sheet], verification))
         sheet_records = [r for r in all_records if r["sheet"] == sheet.id]
         files[f"data/{sheet.id}.json"] = _json(sheet_export(sheet, sheet_records))
         files[f"data/{sheet.id}.csv"] = records_csv(sheet_records).encode()
