@@ -11,7 +11,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from . import yamlfile
+from . import facts, yamlfile
 from .content import SLUG, _Reader, _suggest
 from .errors import ContentError, ContentInvalid
 from .yamlfile import Map, Seq
@@ -53,9 +53,10 @@ class _Checker(_Reader):
 
     schema = SCHEMA
 
-    def __init__(self, path: str, rows: dict[str, str]):
+    def __init__(self, path: str, rows: dict[str, str], fact_values: dict[str, str] | None = None):
         super().__init__(path, [])
         self.rows = rows  # "sheet/row" -> row title
+        self.fact_values = fact_values or {}
 
     def text(self, data: Map, key: str) -> str:
         value = data.get(key)
@@ -64,7 +65,8 @@ class _Checker(_Reader):
         if not isinstance(value, str) or not value.strip():
             self.error(data.key_lines[key], f"'{key}' must be a non-empty string")
             return ""
-        return str(value)
+        facts.validate(self, value, getattr(value, "content_line", 0) or data.key_lines[key])
+        return facts.expand(str(value), self.fact_values)
 
     def slug(self, data: Map, key: str, seen: dict[str, int], what: str) -> str:
         value = self.text(data, key)
@@ -126,6 +128,7 @@ def _read(path: str, errors: list[ContentError]):
 def load(content_dir: str, sheets) -> dict:
     """Load guide.yaml and tradeoffs.yaml (those present); raise ContentInvalid on any error."""
     rows = {f"{sheet.id}/{row.id}": row.title for sheet in sheets for row in sheet.rows()}
+    fact_values = facts.compute(sheets)
     pages, errors = {}, []
     for name, loader in (("guide", _guide), ("tradeoffs", _tradeoffs)):
         path = os.path.join(content_dir, f"{name}.yaml")
@@ -134,7 +137,7 @@ def load(content_dir: str, sheets) -> dict:
         data = _read(path, errors)
         if data is None:
             continue
-        checker = _Checker(path, rows)
+        checker = _Checker(path, rows, fact_values)
         pages[name] = loader(checker, data)
         errors.extend(checker.errors)
     if errors:
