@@ -264,7 +264,7 @@ def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
                     "raises": counterexample.raises,
                     "rejected": rejected,
                     "lanes": [lane for lane, _ in runs],
-                    "detail": details[0] if rejected and details else (details[0] if details else "not run"),
+                    "detail": details[0] if details else ("rejected" if rejected else "not run"),
                 }
             )
         view.update(
@@ -418,7 +418,7 @@ def render_site(sheets: list[Sheet], verification: Verification, extra_pages=(),
     gpu_records = ledger_records(verification)
     files["verification.json"] = _json({"format": 1, "cells": all_records, "gpu": gpu_records})
     gpu_passed, gpu_possible = ledger.coverage(verification.gpu_jobs, verification.gpu)
-    counts = {**_counts(all_records), "gpu_passed": gpu_passed, "gpu_possible": gpu_possible}
+    counts = {**_counts(all_records), **truth_counts(sheets, verification), "gpu_passed": gpu_passed, "gpu_possible": gpu_possible}
     page("verification.html", "verification.html", records=report_rows(all_records), counts=counts, gpu_records=gpu_records)
     for name, target in SITE_DOCS.items():
         title, body = document(os.path.join(DOCS, name))
@@ -458,6 +458,27 @@ def report_rows(records: list[dict]) -> list[dict]:
         version_text = " · ".join(main_versions(record["versions"]))
         rows.append({**record, "rank": rank, "order": index, "version_text": version_text})
     return sorted(rows, key=lambda r: (r["rank"] == STATUS_ORDER[PASSED], r["rank"], r["order"]))
+
+
+def truth_counts(sheets: list[Sheet], verification: Verification) -> dict:
+    """How much of the content proves it can tell a wrong answer: rows with counterexamples, checks
+    proven to reject one, rows whose columns were proven to compute the same value."""
+    rows = rows_with = checks = checks_proven = same = 0
+    for sheet in sheets:
+        for row in sheet.rows():
+            rows += 1
+            code = [cell for cell in row.cells if cell.kind == CODE]
+            rows_with += any(cell.counterexamples for cell in code)
+            for cell in code:
+                if cell.check is None:
+                    continue
+                checks += 1
+                verdict = verification.verdicts.get((sheet.id, row.id, cell.column))
+                runs = verdict.counterexamples if verdict else ()
+                checks_proven += bool(runs) and all(result.status == PASSED for _, _, result in runs)
+            outcome = verification.same.get((sheet.id, row.id))
+            same += bool(outcome and outcome.proven)
+    return {"rows": rows, "rows_with_counterexamples": rows_with, "checks": checks, "checks_proven": checks_proven, "same_rows": same}
 
 
 def _counts(records: list[dict]) -> dict:

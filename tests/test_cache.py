@@ -6,7 +6,7 @@ import dataclasses
 import os
 
 from generator import cache as cache_module
-from generator.cache import Cache, job_key
+from generator.cache import Cache, job_identity, job_key
 from generator.lanes import LANES
 from generator.model import CODE, Cell, Result, Snippet, Source
 
@@ -42,9 +42,11 @@ def test_every_part_of_the_key_matters(monkeypatch):
         "processes": job_key(_cell(), dataclasses.replace(LANES["python"], processes=2)),
         "device": job_key(_cell(), dataclasses.replace(LANES["python"], device="cuda")),
     }
-    monkeypatch.setattr(cache_module, "RUNNER_VERSION", "test-other")
-    variants["runner version"] = job_key(_cell(), LANES["python"])
+    monkeypatch.setattr(cache_module, "runner_code_hash", lambda: "0" * 64)
+    variants["runner code"] = job_key(_cell(), LANES["python"])
     monkeypatch.undo()
+    variants["expectation"] = job_key(_cell(), LANES["python"], {"fail": True, "raises": ""})
+    variants["optional imports"] = job_key(_cell(), dataclasses.replace(LANES["python"], optional_imports=("decimal",)))
     monkeypatch.setattr(cache_module.sys, "version", "3.99.0 (main, Jan  1 2030, 00:00:00) [GCC 12.2.0]")
     variants["python version"] = job_key(_cell(), LANES["python"])
     monkeypatch.undo()
@@ -57,6 +59,20 @@ def test_every_part_of_the_key_matters(monkeypatch):
     for part, key in variants.items():
         assert key != base, part
     assert len(set(variants.values())) == len(variants)
+
+
+def test_the_identity_leaves_out_the_machine_and_keeps_the_rest(monkeypatch):
+    base = job_identity(_cell(), LANES["python"])
+    cache_module.package_version.cache_clear()
+    monkeypatch.setattr(cache_module.metadata, "version", lambda name: "0.0-test")
+    monkeypatch.setattr(cache_module.sys, "version", "3.99.0")
+    assert job_identity(_cell(), LANES["python"]) == base  # another machine's versions: the same run
+    monkeypatch.undo()
+    cache_module.package_version.cache_clear()
+    assert job_identity(_cell(code="x = 2"), LANES["python"]) != base
+    assert job_identity(_cell(), dataclasses.replace(LANES["python"], device="cuda")) != base
+    monkeypatch.setattr(cache_module, "runner_code_hash", lambda: "0" * 64)
+    assert job_identity(_cell(), LANES["python"]) != base
 
 
 def test_moving_a_cell_keeps_its_key():

@@ -89,7 +89,7 @@ def test_badge_and_report_show_gpu_and_stale(tmp_path):
     data = json.load(open(tmp_path / "g.json"))
     for entry in data["entries"]:
         if entry["column"] == "jax":
-            entry["key"] = "0" * 64  # as if the cell had changed since the GPU run
+            entry["identity"] = "0" * 64  # as if the cell had changed since the GPU run
     json.dump(data, open(tmp_path / "g.json", "w"))
     files = render.render_site(sheets, _verification(sheets, ledger.load_all(str(tmp_path))))
     page = " ".join(re.sub(r"<[^>]+>", " ", files["golden.html"].decode()).split())  # the text a reader sees
@@ -105,8 +105,9 @@ def test_badge_and_report_show_gpu_and_stale(tmp_path):
     "text, message",
     [
         ('{"format": 1, "machine": "g", "entries": [}', "invalid ledger JSON"),
-        ('{"format": 1, "machine": "g", "entries": [{"id": "x"}]}', "malformed ledger: an entry lacks"),
-        ("[]", "malformed ledger: expected an object with format 1"),
+        ('{"format": 2, "machine": "g", "entries": [{"id": "x"}]}', "malformed ledger: an entry lacks"),
+        ("[]", "malformed ledger: expected an object with format 2"),
+        ('{"format": 1, "machine": "g", "entries": []}', "malformed ledger: expected an object with format 2"),
     ],
 )
 def test_malformed_ledger_is_a_content_error(tmp_path, text, message):
@@ -114,16 +115,6 @@ def test_malformed_ledger_is_a_content_error(tmp_path, text, message):
     with pytest.raises(ContentInvalid) as raised:
         ledger.load_all(str(tmp_path))
     assert message in raised.value.report() and "bad.json:1" in raised.value.report()
-
-
-def test_device_check_rejects_cpu_arrays():
-    import numpy
-
-    torch = pytest.importorskip("torch")
-    with pytest.raises(AssertionError, match="1 of 1 arrays"):
-        worker._assert_on_device({"x": torch.ones(2)}, "cuda")
-    with pytest.raises(worker.NotOnDevice):
-        worker._assert_on_device({"n": 3, "a": numpy.ones(2)}, "cuda")
 
 
 def test_machine_name_is_a_slug():
