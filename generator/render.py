@@ -413,12 +413,11 @@ def render_site(sheets: list[Sheet], verification: Verification, extra_pages=(),
         sheet_records = [r for r in all_records if r["sheet"] == sheet.id]
         files[f"data/{sheet.id}.json"] = _json(sheet_export(sheet, sheet_records))
         files[f"data/{sheet.id}.csv"] = records_csv(sheet_records).encode()
-    gpu_passed, gpu_possible = ledger.coverage(verification.gpu_jobs, verification.gpu)
-    page("index.html", "index.html", entries=index_entries, provenance=provenance(sheets, verification), gpu={"passed": gpu_passed, "possible": gpu_possible})
+    gpu = gpu_coverage(sheets, verification)
+    page("index.html", "index.html", entries=index_entries, provenance=provenance(sheets, verification), gpu=gpu)
     gpu_records = ledger_records(verification)
     files["verification.json"] = _json({"format": 1, "cells": all_records, "gpu": gpu_records})
-    gpu_passed, gpu_possible = ledger.coverage(verification.gpu_jobs, verification.gpu)
-    counts = {**_counts(all_records), **truth_counts(sheets, verification), "gpu_passed": gpu_passed, "gpu_possible": gpu_possible}
+    counts = {**_counts(all_records), **truth_counts(sheets, verification), "gpu_passed": gpu["passed"], "gpu_possible": gpu["possible"], "gpu": gpu}
     page("verification.html", "verification.html", records=report_rows(all_records), counts=counts, gpu_records=gpu_records)
     for name, target in SITE_DOCS.items():
         title, body = document(os.path.join(DOCS, name))
@@ -458,6 +457,16 @@ def report_rows(records: list[dict]) -> list[dict]:
         version_text = " · ".join(main_versions(record["versions"]))
         rows.append({**record, "rank": rank, "order": index, "version_text": version_text})
     return sorted(rows, key=lambda r: (r["rank"] == STATUS_ORDER[PASSED], r["rank"], r["order"]))
+
+
+def gpu_coverage(sheets: list[Sheet], verification: Verification) -> dict:
+    """GPU coverage with its parts: cells marked CPU-only (with reasons) and GPU-only, cells whose
+    GPU run did no GPU work (runs anywhere), cells the GPU machine could not run."""
+    counts = ledger.coverage_counts(verification.gpu_jobs, verification.gpu)
+    cells = [cell for sheet in sheets for row in sheet.rows() for cell in row.cells if cell.kind == CODE]
+    counts["cpu_only"] = sum(bool(cell.cpu_only) for cell in cells)
+    counts["gpu_only"] = sum(bool(cell.gpu_only) for cell in cells)
+    return counts
 
 
 def truth_counts(sheets: list[Sheet], verification: Verification) -> dict:
