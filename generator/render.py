@@ -411,7 +411,7 @@ def render_site(sheets: list[Sheet], verification: Verification, extra_pages=(),
         same = {row_id: outcome for (sheet_id, row_id), outcome in verification.same.items() if sheet_id == sheet.id}
         page("sheet.html", f"{sheet.id}.html", sheet=sheet, rows=rows, same=same, stats=stats, provenance=provenance([sheet], verification))
         sheet_records = [r for r in all_records if r["sheet"] == sheet.id]
-        files[f"data/{sheet.id}.json"] = _json(sheet_export(sheet, sheet_records))
+        files[f"data/{sheet.id}.json"] = _json(sheet_export(sheet, sheet_records, verification))
         files[f"data/{sheet.id}.csv"] = records_csv(sheet_records).encode()
     gpu = gpu_coverage(sheets, verification)
     page("index.html", "index.html", entries=index_entries, provenance=provenance(sheets, verification), gpu=gpu)
@@ -495,7 +495,18 @@ def _counts(records: list[dict]) -> dict:
     return {"total": len(records), "passed": passed, "failed": len(records) - passed}
 
 
-def sheet_export(sheet: Sheet, records: list[dict]) -> dict:
+def _rejected(sheet_id: str, row_id: str, cell, verification: Verification) -> list[bool]:
+    """For each of the cell's counterexamples: whether every lane rejected it in this build."""
+    verdict = verification.verdicts.get((sheet_id, row_id, cell.column))
+    runs = verdict.counterexamples if verdict else ()
+    out = []
+    for index in range(1, len(cell.counterexamples) + 1):
+        mine = [result for i, _, result in runs if i == index]
+        out.append(bool(mine) and all(result.status == PASSED for result in mine))
+    return out
+
+
+def sheet_export(sheet: Sheet, records: list[dict], verification: Verification) -> dict:
     """A sheet's content and its verification, for others to build on (docs/data-format.md)."""
     by_cell: dict[tuple[str, str], list[dict]] = {}
     for record in records:
@@ -512,12 +523,24 @@ def sheet_export(sheet: Sheet, records: list[dict]) -> dict:
                 if cell.kind == CODE:
                     entry["code"] = cell.code.text if cell.code else ""
                     entry["verification"] = by_cell.get((row.id, cell.column), [])
+                    if cell.counterexamples:
+                        entry["counterexamples"] = [
+                            {"code": c.code.text, "why": c.why, "raises": c.raises, "rejected": rejected}
+                            for c, rejected in zip(cell.counterexamples, _rejected(sheet.id, row.id, cell, verification), strict=True)
+                        ]
+                    for field_name in ("cpu_only", "gpu_only"):
+                        if getattr(cell, field_name):
+                            entry[field_name] = getattr(cell, field_name)
                 elif cell.kind == TEXT:
                     entry.update(text=cell.text, url=cell.url)
                 else:
                     entry["reason"] = cell.reason
                 cells[cell.column] = entry
-            rows.append({"id": row.id, "title": row.title, "notes": row.notes, "cells": cells})
+            record = {"id": row.id, "title": row.title, "notes": row.notes, "cells": cells}
+            if row.same is not None:
+                outcome = verification.same.get((sheet.id, row.id))
+                record["same"] = {"value": row.same.value, "rtol": row.same.rtol, "atol": row.same.atol, "proven": bool(outcome and outcome.proven)}
+            rows.append(record)
         sections.append({"id": section.id, "title": section.title, "rows": rows})
     return {
         "format": 1,
