@@ -3,6 +3,7 @@ only CPU results."""
 
 from __future__ import annotations
 
+from . import gpulint
 from .model import CODE, NONE, TEXT
 
 MARKS = {"checked": "✓", "unchecked": "?", "text": "T", "none": "·"}
@@ -52,4 +53,6 @@ def report(sheets, verification=None) -> str:
             lines.append(f"  no check: {entry}")
         for entry in cov["none"]:
             lines.append(f"  none: {entry}")
+    lint = gpulint.findings(sheets)
+    lines.append(f"\nGPU lint: {len(lint)} CPU-only idiom(s) in cells that claim to run on a GPU (python -m generator.gpulint lists them)")
     return "\n".join(lines)

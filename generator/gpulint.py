@@ -1,0 +1,85 @@
+"""CPU-only idioms in cells that claim to run on a GPU, found without a GPU.
+
+On the GPU machine the PyTorch lanes make CUDA the default device and JAX sees one GPU and no CPU
+device. The first GPU run of the content failed for a handful of repeated reasons; each is a pattern
+here. A cell that can run on a GPU (a GPU lane, not `cpu_only`) and matches one is reported with its
+file:line and the portable idiom, so it is fixed, or marked `cpu_only` with a reason, before the
+scarce GPU time is spent on it. Heuristic by nature: it catches the known mistakes, and the GPU run
+remains the proof.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .lanes import GPU_LANES, LANES
+from .model import CODE, Sheet
+
+TORCH_RULES = (
+    (re.compile(r"(?<!\.cpu\(\))(?<!\.detach\(\)\.cpu\(\))\.numpy\(\)"), "`.numpy()` on a tensor fails on CUDA: use `.cpu().numpy()` or `.numpy(force=True)`"),
+    (re.compile(r"torch\.Generator\(\s*\)"), "a CPU `torch.Generator()` cannot drive CUDA tensors: pass `device=`"),
+    (re.compile(r"assert\b.*(device\.type\s*==\s*['\"]cpu['\"]|==\s*torch\.device\(\s*['\"]cpu['\"]\s*\))"), "asserts the CPU device: assert a device-independent fact or compare with the input's device"),
+)
+JAX_RULES = (
+    (re.compile(r"(device_count\(\)|len\(jax\.devices\(\)\))\s*==\s*8\b"), "asserts the 8 host devices of the CPU lane: one GPU has 1 (size from `jax.devices()`, or mark `cpu_only`)"),
+    (re.compile(r"(make_mesh|DeviceMesh|create_device_mesh)\(\s*\(\s*(8|2\s*,\s*4|4\s*,\s*2)\s*,?\s*\)"), "a mesh sized for the 8 host devices: size it from `jax.device_count()` (or mark `cpu_only`)"),
+    (re.compile(r"jax\.devices\(\s*['\"]cpu['\"]\s*\)|platform\s*==\s*['\"]cpu['\"]"), "asks for or asserts a CPU device: the GPU lane has none"),
+    (re.compile(r"jax\.debug\.callback"), "`jax.debug.callback` runs on the host; check it on the GPU or mark the cell `cpu_only`"),
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    where: str  # file:line
+    row: str
+    column: str
+    lane: str
+    text: str
+    advice: str
+
+    def format(self) -> str:
+        return f"{self.where}: {self.row} [{self.column}] on {self.lane}: {self.advice}\n    {self.text.strip()}"
+
+
+def findings(sheets: list[Sheet]) -> list[Finding]:
+    out = []
+    for sheet in sheets:
+        for row in sheet.rows():
+            for cell in row.cells:
+                if cell.kind != CODE or cell.cpu_only:
+                    continue
+                for lane_name in cell.lanes:
+                    if lane_name not in GPU_LANES:
+                        continue
+                    imports = LANES[lane_name].imports
+                    rules = (TORCH_RULES if "torch" in imports else ()) + (JAX_RULES if "jax" in imports else ())
+                    for snippet in (cell.setup, cell.code, cell.check):
+                        if snippet is None:
+                            continue
+                        for offset, line in enumerate(snippet.text.splitlines()):
+                            if line.lstrip().startswith("#"):
+                                continue
+                            for pattern, advice in rules:
+                                if pattern.search(line):
+                                    out.append(Finding(f"{cell.source.path}:{snippet.line + offset}", f"{sheet.id}/{row.id}", cell.column, lane_name, line, advice))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m generator.gpulint [CONTENT]`: list the findings; exit 1 when there are any."""
+    import sys
+
+    from . import content
+
+    args = sys.argv[1:] if argv is None else argv
+    found = findings(content.load(args[0] if args else "content"))
+    for finding in found:
+        print(finding.format())
+    cells = len({(f.row, f.column) for f in found})
+    print(f"{len(found)} CPU-only idiom(s) in {cells} cell(s) that claim to run on a GPU", file=sys.stderr)
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
