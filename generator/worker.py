@@ -527,6 +527,7 @@ def _run_in_namespace(job: dict, config: dict) -> dict:
             if on_gpu:
                 _use_device(job["device"])
                 before = _device_counters()
+            _register_source(job)
             for stage in ("setup", "code", "check"):
                 snippet = job.get(stage)
                 if snippet:
@@ -552,6 +553,27 @@ def _run_in_namespace(job: dict, config: dict) -> dict:
         result["device_info"] = _device_info(job["device"])
         result["evidence"] = _device_evidence(namespace, before)
     return result
+
+
+def _register_source(job: dict) -> None:
+    """Give `linecache` the lines this job runs, at their YAML line numbers, so that whatever reads
+    a cell's source (tracebacks, inspect.getsource for tf.function's AutoGraph or torch.compile)
+    sees exactly the code that runs, never the YAML file as it is on disk now: it may have been
+    edited since the content was loaded."""
+    import linecache
+
+    lines: list[str] = []
+    for stage in ("setup", "code", "check"):
+        snippet = job.get(stage)
+        if not snippet:
+            continue
+        start = snippet["line"] - 1
+        text = snippet["text"].splitlines(keepends=True)
+        if len(lines) < start + len(text):
+            lines.extend("\n" for _ in range(start + len(text) - len(lines)))
+        lines[start : start + len(text)] = [line if line.endswith("\n") else line + "\n" for line in text]
+    # an mtime of None: linecache.checkcache leaves the entry alone
+    linecache.cache[job["abspath"]] = (sum(map(len, lines)), None, lines, job["abspath"])
 
 
 VALUE_CAP = 65536  # elements: an equivalence row compares a result, not a data set

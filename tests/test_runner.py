@@ -190,3 +190,20 @@ dist.all_reduce(t)
 """
     result = run_rows(code_row("dist", "import torch\n" + code, "assert dist.get_world_size() == 2\nassert t.item() == 1.0", lane="torch-dist"))["dist"]
     assert result.status == "passed", result.error
+
+
+def test_a_cell_sees_its_own_source_even_if_the_yaml_changed_on_disk(tmp_path):
+    """tf.function's AutoGraph and torch.compile read a function's source with inspect; they must
+    get the code that runs, not the YAML file as edited since the content was loaded."""
+    from generator import content as content_module
+    from generator.cache import Cache
+    from generator.verify import verify
+    from tests.conftest import code_row, section, write_content
+
+    root = write_content(tmp_path / "content", {"s.yaml": section(code_row("src", "def f(x):\n    return x + 1\nimport inspect\nsrc = inspect.getsource(f)", "assert src == 'def f(x):\\n    return x + 1\\n', src"))})
+    sheets = content_module.load(root)
+    path = tmp_path / "content" / "t" / "s.yaml"
+    path.write_text("# edited after loading\n" * 3 + path.read_text())  # every line moves down by three
+    verification = verify(sheets, cache=Cache(str(tmp_path / "cache")), cores=1, show_progress=False)
+    result = verification.verdicts[("t", "src", "pytorch")].results[0][1]
+    assert result.status == "passed", result.error
