@@ -51,7 +51,7 @@ def main(argv: list[str]) -> int:
             if importlib.util.find_spec(name) is not None:
                 importlib.import_module(name)
         if config.get("prelude"):
-            exec(compile(config["prelude"], "<lane prelude>", "exec"), {"__name__": "__lane__"})
+            exec(compile(config["prelude"], "<lane prelude>", "exec", dont_inherit=True), {"__name__": "__lane__"})
     except BaseException as exc:  # noqa: BLE001 - report any import failure
         _send(protocol, {"type": "ready", "error": f"{type(exc).__name__}: {exc}", "import_s": 0.0})
         return 1
@@ -290,6 +290,10 @@ class Worker:
         )
         _send(self.protocol, result)
         _remove_tree(active.workdir)
+        try:
+            os.unlink(active.workdir + ".py")  # the cell's source (see _write_source)
+        except OSError:
+            pass
         _kill_orphans(set(self.active))
 
 
@@ -325,7 +329,7 @@ def spawned_cell_main(workdir: str) -> int:
             if importlib.util.find_spec(name) is not None:
                 importlib.import_module(name)
         if config.get("prelude"):
-            exec(compile(config["prelude"], "<lane prelude>", "exec"), {"__name__": "__lane__"})
+            exec(compile(config["prelude"], "<lane prelude>", "exec", dont_inherit=True), {"__name__": "__lane__"})
     except BaseException as exc:  # noqa: BLE001
         _write_json(result_path, {"status": "error", "error": f"the lane could not start in the spawned cell process: {type(exc).__name__}: {exc}", "duration": 0.0, "warnings": []})
         return 0
@@ -527,12 +531,14 @@ def _run_in_namespace(job: dict, config: dict) -> dict:
             if on_gpu:
                 _use_device(job["device"])
                 before = _device_counters()
-            _register_source(job)
+            job = {**job, "abspath": _write_source(job)}
             for stage in ("setup", "code", "check"):
                 snippet = job.get(stage)
                 if snippet:
                     source = "\n" * (snippet["line"] - 1) + snippet["text"]
-                    exec(compile(source, job["abspath"], "exec"), namespace)
+                    # dont_inherit: this module's `from __future__ import annotations` must not
+                    # reach the cell (annotations a reader's Python evaluates would go unchecked)
+                    exec(compile(source, job["abspath"], "exec", dont_inherit=True), namespace)
             stage = "expose"
             if job.get("expose"):
                 value = _exposed_value(namespace, job["expose"])
@@ -555,13 +561,12 @@ def _run_in_namespace(job: dict, config: dict) -> dict:
     return result
 
 
-def _register_source(job: dict) -> None:
-    """Give `linecache` the lines this job runs, at their YAML line numbers, so that whatever reads
-    a cell's source (tracebacks, inspect.getsource for tf.function's AutoGraph or torch.compile)
-    sees exactly the code that runs, never the YAML file as it is on disk now: it may have been
-    edited since the content was loaded."""
-    import linecache
-
+def _write_source(job: dict) -> str:
+    """Write the lines this job runs, at their YAML line numbers, to a Python file of their own,
+    and return its path: cells are compiled under it. Whatever reads a cell's source by file name
+    (tracebacks, inspect for tf.function's AutoGraph, TorchDynamo's tokenizer) then sees exactly
+    the code that runs, as valid Python, never the YAML file (which is not Python, and may have
+    been edited since the content was loaded). Errors and warnings name the YAML file again."""
     lines: list[str] = []
     for stage in ("setup", "code", "check"):
         snippet = job.get(stage)
@@ -572,8 +577,12 @@ def _register_source(job: dict) -> None:
         if len(lines) < start + len(text):
             lines.extend("\n" for _ in range(start + len(text) - len(lines)))
         lines[start : start + len(text)] = [line if line.endswith("\n") else line + "\n" for line in text]
-    # an mtime of None: linecache.checkcache leaves the entry alone
-    linecache.cache[job["abspath"]] = (sum(map(len, lines)), None, lines, job["abspath"])
+    path = os.path.join(os.path.dirname(os.getcwd()), os.path.basename(os.getcwd()) + ".py")
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.writelines(lines)
+    os.replace(tmp, path)
+    return path
 
 
 VALUE_CAP = 65536  # elements: an equivalence row compares a result, not a data set

@@ -207,3 +207,47 @@ def test_a_cell_sees_its_own_source_even_if_the_yaml_changed_on_disk(tmp_path):
     verification = verify(sheets, cache=Cache(str(tmp_path / "cache")), cores=1, show_progress=False)
     result = verification.verdicts[("t", "src", "pytorch")].results[0][1]
     assert result.status == "passed", result.error
+
+
+def test_a_cell_is_compiled_under_a_python_file_of_its_own(tmp_path):
+    """TorchDynamo tokenizes the file a function was compiled from; a YAML file is not Python
+    (here a counterexample's `why:` follows a deeper code block), the cell's own source file is."""
+    from generator import content as content_module
+    from generator.cache import Cache
+    from generator.verify import verify
+    from tests.conftest import write_content
+
+    rows = """\
+    id: s
+    title: S
+    rows:
+      - id: tok
+        title: tok
+        cells:
+          pytorch:
+            lanes: [python]
+            code: |
+              def f():
+                  return 1
+              import tokenize
+              with tokenize.open(f.__code__.co_filename) as handle:
+                  tokens = list(tokenize.generate_tokens(handle.readline))
+            check: |
+              assert f.__code__.co_filename.endswith(".py") and tokens
+            counterexamples:
+              - code: |
+                  def f():
+                          return 1
+                  tokens = []
+                why: indented deeper than the line after it
+          jax: {text: x}
+    """
+    root = write_content(tmp_path / "content", {"s.yaml": rows})
+    verification = verify(content_module.load(root), cache=Cache(str(tmp_path / "cache")), cores=1, show_progress=False)
+    verdict = verification.verdicts[("t", "tok", "pytorch")]
+    assert verdict.status == "passed", verdict.results[0][1].error
+
+
+def test_cells_do_not_inherit_the_workers_future_imports(run_rows):
+    result = run_rows(code_row("annotations", "def f(x: Undefined) -> int:\n    return x"))["annotations"]
+    assert result.status == "failed" and "NameError: name 'Undefined' is not defined" in result.error
