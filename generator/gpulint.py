@@ -5,7 +5,8 @@ device. The first GPU run of the content failed for a handful of repeated reason
 here. A cell that can run on a GPU (a GPU lane, not `cpu_only`) and matches one is reported with its
 file:line and the portable idiom, so it is fixed, or marked `cpu_only` with a reason, before the
 scarce GPU time is spent on it. Heuristic by nature: it catches the known mistakes, and the GPU run
-remains the proof.
+remains the proof. It reads code, not comments; it leaves alone lines under an `if` that tests for
+the CPU, and a line that says `# gpu-ok` (with why) is one a reader has looked at.
 """
 
 from __future__ import annotations
@@ -42,6 +43,34 @@ class Finding:
         return f"{self.where}: {self.row} [{self.column}] on {self.lane}: {self.advice}\n    {self.text.strip()}"
 
 
+_CPU_GUARD = re.compile(r"^\s*(if|elif)\b.*['\"]cpu['\"]")
+_COMMENT = re.compile(r"\s#.*$")
+
+
+def _lines(text: str):
+    """(offset, line, its code without comment) for each line that is code outside a CPU-only branch."""
+    guard_indent = None
+    for offset, line in enumerate(text.splitlines()):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        indent = len(line) - len(line.lstrip())
+        if guard_indent is not None and indent <= guard_indent:
+            guard_indent = None
+        if guard_indent is not None or stripped.startswith("#") or "# gpu-ok" in line:
+            continue
+        if _CPU_GUARD.match(line):
+            guard_indent = indent
+            continue
+        yield offset, line, _COMMENT.sub("", line)
+
+
+def _exempt(code: str) -> bool:
+    """Lines that look like the patterns but are portable: a TensorFlow tensor's `.numpy()`, an
+    assertion that also allows CUDA."""
+    return "tape." in code or "tf." in code or ("assert" in code and "cuda" in code)
+
+
 def findings(sheets: list[Sheet]) -> list[Finding]:
     out = []
     for sheet in sheets:
@@ -57,11 +86,9 @@ def findings(sheets: list[Sheet]) -> list[Finding]:
                     for snippet in (cell.setup, cell.code, cell.check):
                         if snippet is None:
                             continue
-                        for offset, line in enumerate(snippet.text.splitlines()):
-                            if line.lstrip().startswith("#"):
-                                continue
+                        for offset, line, code in _lines(snippet.text):
                             for pattern, advice in rules:
-                                if pattern.search(line):
+                                if pattern.search(code) and not _exempt(code):
                                     out.append(Finding(f"{cell.source.path}:{snippet.line + offset}", f"{sheet.id}/{row.id}", cell.column, lane_name, line, advice))
     return out
 

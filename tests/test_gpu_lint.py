@@ -1,0 +1,56 @@
+"""gpulint: the CPU-only idioms of GPU-eligible cells, found without a GPU."""
+
+from __future__ import annotations
+
+import os
+
+from generator import content, gpulint
+from tests.conftest import ROOT, write_content
+
+ROWS = """\
+id: s
+title: S
+rows:
+  - id: r
+    title: r
+    cells:
+      pytorch:
+        lanes: [torch]
+        code: |
+          a = t.numpy()                       # flagged
+          b = t.cpu().numpy()                 # portable
+          g = torch.Generator()               # flagged
+          # c = t.numpy()  (a comment)
+          if t.device.type == "cpu":
+              assert t.device == torch.device("cpu")   # only on the CPU: fine
+          d = t.numpy()  # gpu-ok: looked at
+      jax:
+        lanes: [jax]
+        code: |
+          mesh = jax.make_mesh((8,), ("data",))   # flagged
+          assert jax.device_count() == 8          # flagged
+  - id: host
+    title: host
+    cells:
+      pytorch:
+        lanes: [torch]
+        cpu_only: the row is about host memory
+        code: |
+          a = t.numpy()
+      jax:
+        lanes: [python]
+        code: |
+          a = t.numpy()
+"""
+
+
+def test_findings_name_file_line_and_the_portable_idiom(tmp_path):
+    found = gpulint.findings(content.load(write_content(tmp_path, {"s.yaml": ROWS})))
+    where = [(os.path.basename(f.where), f.column, f.text.strip().split()[0]) for f in found]
+    assert where == [("s.yaml:10", "pytorch", "a"), ("s.yaml:12", "pytorch", "g"), ("s.yaml:20", "jax", "mesh"), ("s.yaml:21", "jax", "assert")]
+    assert "`.cpu().numpy()`" in found[0].advice and "device=" in found[1].advice
+
+
+def test_the_content_has_no_cpu_only_idiom_in_a_gpu_eligible_cell():
+    found = gpulint.findings(content.load(os.path.join(ROOT, "content")))
+    assert found == [], "\n".join(f.format() for f in found)
