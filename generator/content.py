@@ -12,6 +12,7 @@ import os
 import re
 from dataclasses import dataclass
 
+from . import codeinfo
 from . import lanes as lane_registry
 from . import yamlfile
 from .errors import ContentError, ContentInvalid
@@ -113,6 +114,7 @@ def load(content_dir: str) -> list[Sheet]:
             if sheet is not None:
                 sheets.append(sheet)
     _check_unique_sheet_ids(sheets, errors)
+    errors.extend(codeinfo.hidden_helper_errors(sheets))
     if errors:
         raise ContentInvalid(errors)
     return sorted(sheets, key=lambda sheet: (sheet.order, sheet.id))
