@@ -63,3 +63,76 @@ def _row_with_setup(row_id: str, setup: str, code: str) -> str:
         f"  - id: {row_id}\n    title: {row_id}\n    cells:\n      pytorch:\n        lanes: [python]\n"
         f"        setup: |\n{block(setup)}\n        code: |\n{block(code)}\n      jax: {{text: fact}}\n"
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# what the build writes
+
+
+def _golden_site():
+    from tests.golden import render_sample
+
+    return render_sample()
+
+
+def _data(files: dict, path: str):
+    import json
+
+    text = files[path].decode()
+    prefix, _, rest = text.partition(",")
+    assert prefix.startswith("hpg.receive(") and text.endswith(");\n")
+    return json.loads(rest[: -len(");\n")])
+
+
+def test_runnable_script_is_lane_environment_setup_and_code_never_the_check():
+    from generator import content as content_module
+
+    files = _golden_site()
+    scripts = _data(files, "data/golden.runnable.js")
+    keras = scripts["ones"]["keras"]
+    sheet = next(s for s in content_module.load("tests/samples/golden"))
+    cell = next(c for r in sheet.rows() if r.id == "ones" for c in r.cells if c.column == "keras")
+    assert keras.index("os.environ.setdefault('KERAS_BACKEND', 'jax')") < keras.index(cell.setup.text.strip()) < keras.index(cell.code.text.strip())
+    torch_cell = next(c for r in sheet.rows() if r.id == "ones" for c in r.cells if c.column == "pytorch")
+    assert torch_cell.code.text.strip() in scripts["ones"]["pytorch"]
+    assert torch_cell.check.text.strip() not in scripts["ones"]["pytorch"]
+    # keras@torch failed in the sample: the script names only the backend that passed.
+    assert "#   keras@jax: 2026-01-02 on cpu: Test CPU (2 cores); python 3.11.7" in keras
+    assert "keras@torch" not in keras and "passed on each of" not in keras
+
+
+def test_search_index_lists_every_row_with_api_names():
+    files = _golden_site()
+    index = _data(files, "search-index.js")
+    assert [s["id"] for s in index["sheets"]] == ["golden"]
+    rows = {row[1]: row for row in index["rows"]}
+    assert set(rows) == {"ones", "first-release"}
+    apis = {cell[0]: cell[2] for cell in rows["ones"][4]}
+    assert apis[0] == ["torch.ones"] and apis[2] == ["jax.numpy.ones"]
+
+
+def test_offline_zip_holds_the_site_with_its_own_offline_page():
+    import io
+    import zipfile
+
+    from generator import reader
+
+    files = _golden_site()
+    with zipfile.ZipFile(io.BytesIO(files[reader.OFFLINE_ZIP])) as archive:
+        names = {n.removeprefix("ml-hyperpolyglot/") for n in archive.namelist()}
+        inside = archive.read("ml-hyperpolyglot/offline.html").decode()
+        assert archive.read("ml-hyperpolyglot/golden.html") == files["golden.html"]
+    assert names == set(files) - {reader.OFFLINE_ZIP}
+    assert "This is the offline copy" in inside and reader.OFFLINE_ZIP not in inside
+    assert f'href="{reader.OFFLINE_ZIP}"' in files["offline.html"].decode()
+    assert _golden_site()[reader.OFFLINE_ZIP] == files[reader.OFFLINE_ZIP]  # the same bytes each build
+
+
+def test_compare_counts_differences_and_rows_one_lacks():
+    from generator import reader
+
+    sheets = content.load("tests/samples/golden")
+    pairs = {(p["a"], p["b"]): p["sheets"][0] for p in reader.compare_pairs(sheets)}
+    # ones: torch.ones / keras.ops.ones / jnp.ones all call "ones"; first-release: text vs none.
+    assert pairs[("pytorch", "jax")] == {"id": "golden", "title": "Golden sample", "rows": 2, "differ": 0, "lacking": 1}
+    assert pairs[("pytorch", "keras")]["differ"] == 1  # "2016" and "2015"
