@@ -117,7 +117,8 @@ def _runs(verification: Verification, key) -> list[str]:
     for lane, result in verdict.results if verdict else ():
         if result.status != PASSED:
             continue
-        versions = ", ".join(f"{name} {result.versions[name]}" for name in ("python", *sorted(n for n in result.versions if n != "python")))
+        names = sorted(result.versions, key=lambda n: (n != "python", n))  # python first
+        versions = ", ".join(f"{name} {result.versions[name]}" for name in names)
         lines.append(f"#   {lane}: {result.date} on {result.device}; {versions}")
     for run in verification.gpu.get(key, ()):
         if run.counts:
