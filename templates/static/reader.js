@@ -16,9 +16,10 @@
   function leaf(name) { return name.slice(name.lastIndexOf(".") + 1); }
 
   // ---- Search ------------------------------------------------------------------------------
-  // Every term must match the row somewhere; a row scores more for an API name whose last part
-  // is the term (vmap), then an API name or shown name containing it (nnx.Conv), then its title,
-  // then its section, the text of its cells and its sheet.
+  // Every term must match the row somewhere. A term scores most in an API name whose last part
+  // it is (vmap), then in an API name or shown name containing it (nnx.Conv), then in the text
+  // of a cell; a term in the row's title adds to that (whole word more); failing all of these,
+  // its section or its sheet.
   function rank(data, query) {
     var terms = query.toLowerCase().split(/\s+/).filter(Boolean);
     if (!terms.length) return [];
@@ -28,8 +29,8 @@
       var total = 0, where = null;
       for (var t = 0; t < terms.length; t++) {
         var term = terms[t], best = 0, bestWhere = null;
-        var title = row[2].toLowerCase();
-        if (title.indexOf(term) >= 0) best = (" " + title).indexOf(" " + term) >= 0 ? 4 : 3;
+        var title = row[2].toLowerCase(), inTitle = 0;
+        if (title.indexOf(term) >= 0) inTitle = new RegExp("(^|\\W)" + term.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + "(\\W|$)").test(title) ? 4 : 3;
         row[4].forEach(function (cell) {
           var api = cell[2], words = cell[3];
           for (var i = 0; i < api.length; i++) {
@@ -43,6 +44,7 @@
             if (word.indexOf(term) >= 0 && s > best) { best = s; bestWhere = [cell[0], cell[1] === "t" ? "" : words[j]]; }
           }
         });
+        best += inTitle;
         if (!best && row[3].toLowerCase().indexOf(term) >= 0) best = 1;
         if (!best && sheet.title.toLowerCase().indexOf(term) >= 0) best = 0.5;
         if (!best) return;
