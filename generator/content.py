@@ -12,7 +12,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from . import facts, yamlfile
+from . import codeinfo, facts, yamlfile
 from . import lanes as lane_registry
 from .errors import ContentError, ContentInvalid
 from .model import CODE, NONE, TEXT, Cell, Column, Counterexample, Equivalence, Row, Section, Sheet, Snippet, Source
@@ -126,6 +126,7 @@ def load(content_dir: str) -> list[Sheet]:
             if sheet is not None:
                 sheets.append(sheet)
     _check_unique_sheet_ids(sheets, errors)
+    errors.extend(codeinfo.hidden_helper_errors(sheets))
     if errors:
         raise ContentInvalid(errors)
     return sorted(sheets, key=lambda sheet: (sheet.order, sheet.id))

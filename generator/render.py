@@ -23,7 +23,7 @@ from markupsafe import Markup, escape
 from pygments.lexers import PythonLexer
 from pygments.token import STANDARD_TYPES
 
-from . import facts, ledger
+from . import facts, ledger, reader
 from .content import CHECKED_LABEL, CHECKED_NOTE
 from .model import CODE, NONE, PASSED, STATUSES, TEXT, Sheet
 from .verify import Verification
@@ -389,9 +389,15 @@ def render_site(sheets: list[Sheet], verification: Verification, extra_pages=(),
     for name in sorted(os.listdir(static_dir)):
         with open(os.path.join(static_dir, name), "rb") as handle:
             files[f"static/{name}"] = handle.read()
+    # What readers load on demand (reader.py): the search index and each sheet's runnable scripts.
+    files[reader.INDEX_PATH] = reader.script("search", reader.search_index(sheets))
+    for sheet in sheets:
+        files[f"data/{sheet.id}.runnable.js"] = reader.script(f"runnable/{sheet.id}", reader.runnable_scripts(sheet, verification))
     assets = {name: asset_version(data) for name, data in files.items()}
-    nav = [{"id": sheet.id, "title": sheet.title, "href": f"{sheet.id}.html"} for sheet in sheets]
+    assets["build"] = asset_version(b"".join(files[name] for name in sorted(files) if name.endswith(".js") and not name.startswith("static/")))
+    nav = [{"id": sheet.id, "title": sheet.title, "href": f"{sheet.id}.html", "sheet": True} for sheet in sheets]
     nav += [{"id": href.removesuffix(".html"), "title": title, "href": href} for title, href in extra_nav]
+    nav.append({"id": "compare", "title": "Compare", "href": "compare.html"})
     context = {"nav": nav, "assets": assets, "sheets": sheets, "verification": verification, "files": files}
 
     def page(template: str, path: str, **values) -> None:
@@ -406,7 +412,7 @@ def render_site(sheets: list[Sheet], verification: Verification, extra_pages=(),
             for row in section.rows:
                 rows[row.id] = [cell_view(sheet, row, cell, verification) for cell in row.cells]
         stats = sheet_stats(sheet, verification)
-        index_entries.append({"sheet": sheet, "stats": stats})
+        index_entries.append({"sheet": sheet, "stats": stats, "verified": reader.last_verified(sheet, verification)})
         same = {row_id: outcome for (sheet_id, row_id), outcome in verification.same.items() if sheet_id == sheet.id}
         page("sheet.html", f"{sheet.id}.html", sheet=sheet, rows=rows, same=same, stats=stats, provenance=provenance([sheet], verification))
         sheet_records = [r for r in all_records if r["sheet"] == sheet.id]
@@ -421,8 +427,13 @@ def render_site(sheets: list[Sheet], verification: Verification, extra_pages=(),
     for name, target in SITE_DOCS.items():
         title, body = document(os.path.join(DOCS, name))
         page("doc.html", target, title=title, body=body)
+    page("compare.html", "compare.html", pairs=reader.compare_pairs(sheets))
+    page("offline.html", "offline.html", inside=False, zip_name=reader.OFFLINE_ZIP)
     for extra in extra_pages:
         files.update(extra(env, context))
+    # The offline copy: the whole site in a zip, where the offline page says it is that copy.
+    inside = env.get_template("offline.html").render(inside=True, zip_name=reader.OFFLINE_ZIP, nav=nav, assets=assets, page_path="offline.html")
+    files[reader.OFFLINE_ZIP] = reader.offline_zip(files, {"offline.html": inside.encode()})
     return files
 
 

@@ -4,6 +4,37 @@
   "use strict";
 
   var root = document.documentElement;
+
+  // ---- Loading on demand (static/reader.js, the search index, runnable scripts): script files,
+  // which load over http(s) and from file:// alike; each data file calls hpg.receive(name, data).
+  var hpg = window.hpg = window.hpg || {};
+  var me = document.currentScript;
+  var loading = {};
+  hpg.data = hpg.data || {};
+  hpg.build = me ? me.getAttribute("data-build") || "" : "";
+  hpg.readerSrc = me ? me.getAttribute("data-reader") || "" : "";
+  hpg.receive = function (name, data) { hpg.data[name] = data; };
+  hpg.load = function (src) {
+    if (!loading[src]) {
+      loading[src] = new Promise(function (resolve, reject) {
+        var tag = document.createElement("script");
+        tag.src = src;
+        tag.onload = resolve;
+        tag.onerror = function () { delete loading[src]; reject(new Error("could not load " + src)); };
+        document.head.appendChild(tag);
+      });
+    }
+    return loading[src];
+  };
+  hpg.get = function (name, src) {
+    return hpg.load(src + (hpg.build ? "?v=" + hpg.build : "")).then(function () {
+      if (!hpg.data[name]) throw new Error(src + " did not hold " + name);
+      return hpg.data[name];
+    });
+  };
+  hpg.reader = function () {
+    return hpg.load(hpg.readerSrc).then(function () { return hpg.readerApi; });
+  };
   var THEME_KEY = "theme";
   var systemDark = window.matchMedia ? window.matchMedia("(prefers-color-scheme: dark)") : null;
 
@@ -151,7 +182,7 @@
       var terms = input.value.toLowerCase().split(/\s+/).filter(Boolean);
       var count = 0;
       rows.forEach(function (row, i) {
-        var match = terms.every(function (term) { return haystacks[i].indexOf(term) >= 0; });
+        var match = terms.every(function (term) { return haystacks[i].indexOf(term) >= 0; }) && (!hpg.keep || hpg.keep(row));
         row.hidden = !match;
         if (notes[row.id]) notes[row.id].hidden = !match;
         if (match) count++;
@@ -160,7 +191,7 @@
       if (notesSection) notesSection.hidden = !notesSection.querySelector(".note:not([hidden])");
       noMatch.hidden = count > 0;
       window.clearTimeout(statusTimer);
-      var text = terms.length ? count + " of " + rows.length + " rows match" : "";
+      var text = terms.length || hpg.keep ? count + " of " + rows.length + " rows " + (terms.length ? "match" : "shown") : "";
       statusTimer = window.setTimeout(function () { status.textContent = text; }, terms.length ? 250 : 0);
     }
     input.addEventListener("input", applyFilter);
@@ -199,7 +230,24 @@
       if (linked) linked.scrollIntoView();
     }
 
-    // Copy buttons.
+    hpg.sheet = {
+      id: decodeURIComponent(window.location.pathname.split("/").pop().replace(/\.html$/, "")),
+      table: table, controls: controls, columns: allColumns, names: names, filter: input,
+      choose: function (visible) { choose(visible, false); },
+      chooseAll: function () { choose(columnsFromUrl(), false); },
+      refilter: applyFilter
+    };
+    // Compare two columns: its code loads when asked for, or when the URL holds a comparison.
+    var compare = document.createElement("button");
+    compare.type = "button";
+    compare.className = "compare-open";
+    compare.textContent = "Compare two columns";
+    controls.appendChild(compare);
+    function startCompare() { return hpg.reader().then(function (api) { compare.hidden = true; api.compare(); }); }
+    compare.addEventListener("click", function () { startCompare().then(function () { var s = controls.querySelector(".compare select"); if (s) s.focus(); }); });
+    if (new URLSearchParams(window.location.search).has("compare")) startCompare();
+
+    // Copy buttons: the code shown, and (loaded on demand) the code as a runnable script.
     Array.prototype.forEach.call(table.querySelectorAll("td.kind-code"), function (cell) {
       var pre = cell.querySelector("pre.code");
       if (!pre) return;
@@ -215,28 +263,55 @@
       detail.textContent = " " + (names[cell.getAttribute("data-col")] || "") + " code: " + (row.querySelector(".row-title").firstChild.nodeValue || "").trim();
       button.appendChild(label);
       button.appendChild(detail);
+      var run = button.cloneNode(true);
+      run.className = "copy-run";
+      run.firstChild.textContent = "Copy runnable";
+      run.lastChild.textContent = " " + (names[cell.getAttribute("data-col")] || "") + " code as a script with its setup: " + (row.querySelector(".row-title").firstChild.nodeValue || "").trim();
       var meta = cell.querySelector(".meta");
-      if (meta) meta.appendChild(button); else cell.insertBefore(button, pre.nextSibling);
+      if (meta) { meta.appendChild(button); meta.appendChild(run); } else { cell.insertBefore(run, pre.nextSibling); cell.insertBefore(button, run); }
+    });
+    // The script comes from data/<sheet>.runnable.js: fetched when the pointer or focus nears.
+    table.addEventListener("pointerover", function (event) {
+      if (event.target.closest && event.target.closest("button.copy-run")) hpg.reader().then(function (api) { api.runnable(hpg.sheet.id); });
     });
     table.addEventListener("click", function (event) {
-      var button = event.target.closest ? event.target.closest("button.copy") : null;
+      var button = event.target.closest ? event.target.closest("button.copy, button.copy-run") : null;
       if (!button) return;
       var pre = button.closest("td").querySelector("pre.code");
       var label = button.querySelector(".copy-label");
-      copyText(pre.textContent).then(function () {
+      var idle = label.textContent;
+      var text = pre.textContent;
+      var runnable = button.classList.contains("copy-run");
+      if (runnable) {
+        var td = button.closest("td");
+        text = hpg.reader().then(function (api) { return api.runnable(hpg.sheet.id, td.parentNode.id, td.getAttribute("data-col")); });
+      }
+      copyText(text).then(function () {
         label.textContent = "Copied";
         button.classList.add("copied");
         announcer().textContent = "Copied" + button.querySelector(".vh").textContent;
       }, function () {
+        if (runnable) { label.textContent = "Could not copy"; return; }
         selectText(pre);
         label.textContent = "Press Ctrl+C";
       }).then(function () {
-        window.setTimeout(function () { label.textContent = "Copy"; button.classList.remove("copied"); }, 1600);
+        window.setTimeout(function () { label.textContent = idle; button.classList.remove("copied"); }, 1600);
       });
     });
   }
 
+  // `text` is a string or a promise of one (a runnable script still loading): the clipboard API
+  // takes the promise within the click, so the copy is still the reader's gesture.
   function copyText(text) {
+    if (typeof text !== "string") {
+      if (navigator.clipboard && window.isSecureContext && window.ClipboardItem) {
+        var blob = text.then(function (t) { return new Blob([t], { type: "text/plain" }); });
+        return navigator.clipboard.write([new window.ClipboardItem({ "text/plain": blob })]).catch(function () {
+          return text.then(copyText);
+        });
+      }
+      return text.then(copyText);
+    }
     if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text);
     return new Promise(function (resolve, reject) {
       var area = document.createElement("textarea");
@@ -303,8 +378,20 @@
     return cell.textContent.trim();
   }
 
+  // ---- Search across sheets: the box is in every page's header; its code and index load on focus.
+  function initSearch() {
+    var box = document.querySelector(".site-search");
+    if (!box || !hpg.readerSrc) return;
+    box.hidden = false;
+    var input = box.querySelector("input");
+    function start() { hpg.reader().then(function (api) { api.search(box); }, function () { box.classList.add("search-failed"); }); }
+    input.addEventListener("focus", start);
+    if (input.value || document.activeElement === input) start();
+  }
+
   ready(function () {
     initThemeToggle();
+    initSearch();
     initSheet();
     initSortable();
   });
