@@ -30,6 +30,7 @@ class Options:
 class Outcome:
     verification: Verification
     written: bool
+    superseded: bool = False  # not written: a build that started later had already published its site
 
     @property
     def failures(self):
@@ -54,6 +55,7 @@ def run_verification(options: Options, sheets=None) -> tuple[list, Verification]
 
 def build(options: Options) -> Outcome:
     """Build the site; with failures and no keep_going the last good site stays in place."""
+    ticket = sitefiles.ticket(options.out_dir)  # builds that overlap: the one started last keeps its site
     sheets = content.load(options.content_dir)
     guide_pages = pages.load(options.content_dir, sheets)  # content errors surface before any cell runs
     sheets, verification = run_verification(options, sheets)
@@ -72,8 +74,8 @@ def build(options: Options) -> Outcome:
         render.FRAGMENTS.save(fragments)
     except OSError:
         pass  # a cache that cannot be written only costs time
-    sitefiles.publish(files, options.out_dir)
-    return Outcome(verification, written=True)
+    written = sitefiles.publish(files, options.out_dir, ticket)
+    return Outcome(verification, written=written, superseded=not written)
 
 
 def benchmarks_page(env, context: dict, measured: dict) -> bytes:

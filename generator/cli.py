@@ -132,8 +132,13 @@ def cmd_build(args) -> int:
     _report(outcome.verification, started)
     if outcome.failures:
         where = f"the site in {args.out} shows them" if outcome.written else f"the last good site in {args.out} is left in place"
+        if outcome.superseded:
+            where = f"a build started after this one has already written {args.out}, left in place"
         print(f"{len(outcome.failures)} cell(s) failed; {where}.", file=sys.stderr)
         return 1
+    if outcome.superseded:
+        print(f"not written: a build started after this one has already written {args.out}/, left in place", file=sys.stderr)
+        return 0
     print(f"site written to {args.out}/", file=sys.stderr)
     return 0
 

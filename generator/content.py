@@ -12,9 +12,8 @@ import os
 import re
 from dataclasses import dataclass
 
-from . import facts
+from . import facts, yamlfile
 from . import lanes as lane_registry
-from . import yamlfile
 from .errors import ContentError, ContentInvalid
 from .model import CODE, NONE, TEXT, Cell, Column, Counterexample, Equivalence, Row, Section, Sheet, Snippet, Source
 from .yamlfile import Map, Seq

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import html as html_lib
 import io
 import json
 import os
@@ -21,8 +22,6 @@ import nh3
 from markupsafe import Markup, escape
 from pygments.lexers import PythonLexer
 from pygments.token import STANDARD_TYPES
-
-import html as html_lib
 
 from . import facts, ledger
 from .content import CHECKED_LABEL, CHECKED_NOTE

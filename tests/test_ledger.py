@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from generator import content, ledger, render, worker
+from generator import content, ledger, render
 from generator.errors import ContentInvalid
 from generator.lanes import LANES
 from generator.model import Result
