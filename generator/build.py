@@ -58,13 +58,14 @@ def build(options: Options) -> Outcome:
     ticket = sitefiles.ticket(options.out_dir)  # builds that overlap: the one started last keeps its site
     sheets = content.load(options.content_dir)
     guide_pages = pages.load(options.content_dir, sheets)  # content errors surface before any cell runs
+    # the benchmarks are data made by `make bench`: the build renders the published run, never runs one
+    measured = bench.load_published(os.path.join(options.content_dir, "benchmarks"), ROOT) if options.benchmarks else None
     sheets, verification = run_verification(options, sheets)
     if verification.failures() and not options.keep_going:
         return Outcome(verification, written=False)
     extra, nav = [lambda env, context: pages.render(env, guide_pages, context)], []
     nav += [(title, href) for key, title, href in (("guide", "Guide", "guide.html"), ("tradeoffs", "Trade-offs", "tradeoffs.html")) if guide_pages.get(key)]
-    if options.benchmarks:
-        measured = bench.run_benchmarks(ROOT, os.path.join(options.cache_dir, "bench"))
+    if measured is not None:
         extra.append(lambda env, context: {"benchmarks.html": benchmarks_page(env, context, measured)})
         nav.append(("Benchmarks", "benchmarks.html"))
     fragments = os.path.join(options.cache_dir, "fragments.json")
