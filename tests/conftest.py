@@ -112,10 +112,34 @@ def _uses(item, fixture: str) -> bool:
 
 def pytest_collection_modifyitems(config, items):
     """content: needs the real site (its one build verifies the content) or runs the real workloads;
-    browser: drives Chromium or runs the HTML checker (everything under tests/browser/)."""
+    browser: drives Chromium or runs the HTML checker (everything under tests/browser/).
+
+    Without Chromium (and not under CI, where tests/browser/conftest.py fails them instead), the tests
+    that drive it are left out and one line at the end says so and how to run them.
+    """
     browser_dir = os.path.join(ROOT, "tests", "browser") + os.sep
     for item in items:
         if _uses(item, "real_site"):
             item.add_marker(pytest.mark.content)
         if str(item.path).startswith(browser_dir):
             item.add_marker(pytest.mark.browser)
+    chromium = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    if os.path.isfile(chromium) and os.access(chromium, os.X_OK) or os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        return
+    left_out = [item for item in items if _uses(item, "browser")]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if item not in left_out]
+        config._browser_left_out = (len(left_out), chromium)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    left_out = getattr(config, "_browser_left_out", None)
+    if left_out:
+        count, chromium = left_out
+        terminalreporter.write_line(
+            f"NOT RUN: {count} browser test(s): no Chromium at {chromium}. To run them: `sudo apt-get install -y chromium` "
+            "(`make test` does it when run as root), or set CHROMIUM=/path/to/chromium; CI=true makes this a failure.",
+            yellow=True,
+            bold=True,
+        )
