@@ -23,14 +23,16 @@ venv-dev: $(DEV_STAMP)
 
 # torch first, from the PyTorch CPU index (one package: the index is asked about nothing else), then the
 # rest of the lock, where torch is then already satisfied.
-$(STAMP): requirements.lock
+# The stamps are named by the lock files' hashes, so a changed lock makes a new stamp; no dependency on
+# the files' times, which a fresh clone sets to now (it would reinstall into a venv already in place).
+$(STAMP):
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) $$(grep '^torch==' requirements.lock)
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements.lock
 	rm -f $(VENV)/.installed-*
 	touch $@
 
-$(DEV_STAMP): $(STAMP) requirements-dev.lock
+$(DEV_STAMP): | $(STAMP)
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements.lock -r requirements-dev.lock
 	rm -f $(VENV)/.dev-installed-*
 	touch $@
