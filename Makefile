@@ -1,29 +1,55 @@
 # The two commands the README promises: `make build` and `make test`. Both create the virtual
-# environment from the pinned lock file when it is missing.
+# environment from the pinned lock files when it is missing: `make build` the runtime
+# (requirements.lock), `make test` also the test tools (requirements-dev.lock).
 PYTHON ?= python3
 # the interpreter of a CUDA machine, with its own GPU builds of the frameworks (see docs/gpu.md)
 GPU_PYTHON ?= python3
 JOBS ?=
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# requirements.lock pins torch's CPU build (+cpu), which only the PyTorch CPU index has
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 STAMP := $(VENV)/.installed-$(shell sha256sum requirements.lock | cut -c1-12)
+DEV_STAMP := $(VENV)/.dev-installed-$(shell cat requirements.lock requirements-dev.lock | sha256sum | cut -c1-12)
+# `make test BROWSER_DEPS=0`: do not try to install Chromium and Java (the browser tests then skip)
+BROWSER_DEPS ?= 1
 ROW ?=
 
-.PHONY: build test verify verify-gpu check bench serve golden lock clean venv
+.PHONY: build test test-fast verify verify-gpu check bench enginebench serve golden lock clean venv venv-dev
 
 venv: $(STAMP)
 
-$(STAMP): requirements.lock
+venv-dev: $(DEV_STAMP)
+
+# torch first, from the PyTorch CPU index (one package: the index is asked about nothing else), then the
+# rest of the lock, where torch is then already satisfied.
+# The stamps are named by the lock files' hashes, so a changed lock makes a new stamp; no dependency on
+# the files' times, which a fresh clone sets to now (it would reinstall into a venv already in place).
+$(STAMP):
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) $$(grep '^torch==' requirements.lock)
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements.lock
 	rm -f $(VENV)/.installed-*
+	touch $@
+
+$(DEV_STAMP): | $(STAMP)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements.lock -r requirements-dev.lock
+	rm -f $(VENV)/.dev-installed-*
 	touch $@
 
 build: $(STAMP)
 	$(PY) -m generator build
 
-test: $(STAMP)
+# Everything: the fast tests, the one build of the real content (verifying it; a render when .cache is
+# warm), the browser tests and the real benchmark run. Chromium and Java are installed when missing
+# and possible (.ci/browser-deps); otherwise the browser tests are skipped, saying how to run them.
+test: $(DEV_STAMP)
+	@if [ "$(BROWSER_DEPS)" = 1 ]; then .ci/browser-deps; fi
 	$(PY) -m pytest
+
+# The fast suite (under 2 minutes): no real content build, no browser, no benchmark run.
+test-fast: $(DEV_STAMP)
+	$(PY) -m pytest -m "not content and not browser"
 
 check: $(STAMP)
 	$(PY) -m generator check
@@ -35,7 +61,16 @@ verify: $(STAMP)
 verify-gpu:
 	$(GPU_PYTHON) -m generator verify --device cuda $(if $(JOBS),--jobs $(JOBS))
 
+# The framework benchmarks: a fresh run, published to content/benchmarks/<machine>.json only when it
+# is complete (commit the file; `make build` renders it and never runs a benchmark). About a minute of
+# 2 cores on a quiet machine; BENCH_BUDGET bounds the wall time on a busy one (a run that does not
+# fit is not published).
+BENCH_BUDGET ?= 1800
 bench: $(STAMP)
+	$(PY) -m generator.bench --force --budget $(BENCH_BUDGET) --publish content/benchmarks
+
+# The verification engine's own benchmark: cold verification, no-change and one-row builds, scaling.
+enginebench: $(STAMP)
 	$(PY) -m generator.enginebench
 
 serve: $(STAMP)
@@ -44,11 +79,18 @@ serve: $(STAMP)
 golden: $(STAMP)
 	$(PY) -m tests.golden
 
-# Re-resolve the pins from requirements.in (needs the package index).
+# Re-resolve the pins from pyproject.toml (needs the package indexes): the runtime into
+# requirements.lock, then the dev tools, whose extra packages go to requirements-dev.lock.
 lock:
 	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock
-	.venv-lock/bin/pip install -q -r requirements.in
-	.venv-lock/bin/pip freeze --exclude-editable | sort -f > requirements.lock
+	$(PYTHON) -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; print("\n".join(p["dependencies"])); open(".venv-lock/dev.txt", "w").write("\n".join(p["optional-dependencies"]["dev"]))' > .venv-lock/runtime.txt
+	.venv-lock/bin/pip install -q $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) -r .venv-lock/runtime.txt
+	.venv-lock/bin/pip freeze --exclude-editable | LC_ALL=C sort > .venv-lock/runtime.lock
+	.venv-lock/bin/pip install -q -r .venv-lock/dev.txt
+	.venv-lock/bin/pip freeze --exclude-editable | LC_ALL=C sort > .venv-lock/all.lock
+	{ sed -n '/^#/p' requirements.lock; cat .venv-lock/runtime.lock; } > requirements.lock.new
+	{ sed -n '/^#/p' requirements-dev.lock; comm -13 .venv-lock/runtime.lock .venv-lock/all.lock; } > requirements-dev.lock.new
+	mv requirements.lock.new requirements.lock && mv requirements-dev.lock.new requirements-dev.lock
 	rm -rf .venv-lock
 
 clean:

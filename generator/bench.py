@@ -25,7 +25,15 @@ between figures of the same run. A whole run must fit in SETTINGS["budget_s"] se
 each worker gets a share, and a variant that no longer fits is reported as skipped (the run is then
 marked incomplete).
 
-Results are cached in .cache/bench/<key>.json, the key hashing the workload code, the measuring code
+The published results are data, committed with the content: `make bench` (python -m generator.bench --force
+--publish content/benchmarks) runs the benchmarks and writes content/benchmarks/<machine>.json, only when the
+run is complete (every variant measured, or failed/none for a stated reason; none skipped for time). An
+incomplete run is never published: it stays in .cache/bench/last-run.json and the command exits 1. The build
+never runs a benchmark: it renders the newest published file (`load_published`) and marks it stale when the
+workload or measuring code (`code_digest`, stored in the file) or the package versions differ from this
+checkout's.
+
+Results are also cached in .cache/bench/<key>.json, the key hashing the workload code, the measuring code
 of this module (RUNNER_PARTS and SETTINGS; not the chart or the verdicts), the package versions and the
 machine (CPU model and core count); .cache/bench/last-run.json is always the latest run. An incomplete
 cached run is retried by the next call, and kept unless the new run measured more. torch.compile's
@@ -33,6 +41,7 @@ on-disk cache lives in .cache/bench/compile, so after the first run its first st
 page says so, per variant); JAX and TensorFlow compile from scratch every run, as they do by default.
 
     python -m generator.bench [--force] [--budget S] [--only torch,jax] [--json]   # run (or load), print the table
+    python -m generator.bench --force --publish content/benchmarks [--machine NAME]   # make bench
 """
 
 from __future__ import annotations
@@ -609,6 +618,7 @@ def run_benchmarks(repo_root, cache_dir, force: bool = False, *, budget_s: float
     result = {
         "schema": SCHEMA,
         "cache_key": key,
+        "code_digest": code_digest(root),
         "cached": False,
         "complete": complete,
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -634,6 +644,95 @@ def run_benchmarks(repo_root, cache_dir, force: bool = False, *, budget_s: float
         progress(f"[bench] this run measured {_measured(result)} variants, the cached run {_measured(previous)}: keeping the "
                  f"cached run (this one is in {cache_dir / 'last-run.json'})")  # fmt: skip
     return result if keep else previous
+
+
+# --- publishing: the results as data ----------------------------------------------------------------------
+REQUIRED = ("schema", "complete", "code_digest", "date", "machine", "versions", "wall_s", "budget_s", "workloads")
+
+
+def machine_name(machine: dict) -> str:
+    """A file name for a machine: its CPU model and core count, e.g. 'amd-epyc-7b13-2-cores'."""
+    words = "".join(c if c.isalnum() else " " for c in str(machine.get("cpu", "cpu")).lower()).split()
+    words = [w for w in words if w not in ("r", "tm", "cpu", "processor", "with")]
+    return "-".join(words[:6] + [f"{machine.get('cores', '?')}-cores"])
+
+
+def publish(result: dict, folder, name: str | None = None) -> Path:
+    """Write a complete run to folder/<name>.json (atomically); an incomplete run raises ValueError."""
+    if not result.get("complete"):
+        skipped = [f"{wid}/{vid}" for wid, w in result["workloads"].items() for vid, v in w["variants"].items() if v["status"] == "skipped"]
+        raise ValueError(f"the run is incomplete ({len(skipped)} variant(s) skipped for time: {', '.join(skipped[:6])}"
+                         f"{'...' if len(skipped) > 6 else ''}); an incomplete run is never published")  # fmt: skip
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{name or machine_name(result['machine'])}.json"
+    data = {k: v for k, v in result.items() if k != "cached"}
+    tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
+    tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, target)
+    return target
+
+
+def _problems(data) -> list[str]:
+    if not isinstance(data, dict):
+        return ["not a JSON object"]
+    problems = [f"missing field '{key}'" for key in REQUIRED if key not in data]
+    if problems:
+        return problems
+    if data["schema"] != SCHEMA:
+        problems.append(f"schema {data['schema']!r}, this generator reads schema {SCHEMA}")
+    if data["complete"] is not True:
+        problems.append("an incomplete run (variants skipped for time) cannot be published: run `make bench` again")
+    if not isinstance(data["workloads"], dict) or not data["workloads"]:
+        problems.append("'workloads' is empty")
+    else:
+        for wid, w in data["workloads"].items():
+            variants = w.get("variants") if isinstance(w, dict) else None
+            if not isinstance(variants, dict) or not variants:
+                problems.append(f"workload '{wid}' has no variants")
+                continue
+            for vid, v in variants.items():
+                status = v.get("status") if isinstance(v, dict) else None
+                if status not in ("ok", "failed", "error", "none"):
+                    problems.append(f"{wid}/{vid}: status {status!r} (published runs have ok, failed, error or none)")
+                elif status == "ok" and not all(isinstance(v.get(k), (int, float)) for k in ("step_median_s", "step_p10_s", "step_p90_s")):
+                    problems.append(f"{wid}/{vid}: status ok without its step times")
+    return problems
+
+
+def load_published(folder, repo_root=PACKAGE_ROOT) -> dict | None:
+    """The newest published run in folder/*.json, with `file`, `others` and `stale` (reasons) added; None if none.
+
+    A file that is not a complete run of this schema is a content error (ContentInvalid), listing every problem.
+    """
+    from .errors import ContentError, ContentInvalid
+
+    folder = Path(folder)
+    runs, errors = [], []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            errors.append(ContentError(str(path), getattr(error, "lineno", 1), f"not a benchmark run: {error}"))
+            continue
+        problems = _problems(data)
+        errors += [ContentError(str(path), 1, f"benchmark run: {problem}") for problem in problems]
+        if not problems:
+            runs.append((data["date"], path.name, data, path))
+    if errors:
+        raise ContentInvalid(errors)
+    if not runs:
+        return None
+    runs.sort(key=lambda run: (run[0], run[1]))
+    _, _, data, path = runs[-1]
+    stale = []
+    if data["code_digest"] != code_digest(Path(repo_root)):
+        stale.append("the workload or measuring code changed since this run (snippets/bench/, generator/bench.py)")
+    now = package_versions()
+    changed = sorted(k for k in set(now) | set(data["versions"]) if now.get(k) != data["versions"].get(k))
+    if changed:
+        stale.append("package versions differ: " + ", ".join(f"{k} {data['versions'].get(k, '-')} then, {now.get(k, '-')} now" for k in changed))
+    return {**data, "cached": False, "file": f"{folder.name}/{path.name}", "others": [run[1] for run in runs[:-1]], "stale": stale}
 
 
 # --- reading the results --------------------------------------------------------------------------------
@@ -1001,6 +1100,8 @@ def main(argv=None) -> int:
         "--budget", type=float, help=f"wall-time budget of the run in seconds (default {SETTINGS['budget_s']:.0f})"
     )
     parser.add_argument("--only", help="run only these workers (comma-separated, e.g. torch,jax); nothing is cached")
+    parser.add_argument("--publish", metavar="DIR", help="write a complete run to DIR/<machine>.json (make bench: content/benchmarks)")
+    parser.add_argument("--machine", help="the published file's name (default: from the CPU model and core count)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     parser.add_argument("--deadline", type=float, help=argparse.SUPPRESS)
@@ -1011,6 +1112,8 @@ def main(argv=None) -> int:
         worker_main(spec, Path(args.root), Path(args.out), args.deadline or time.time() + SETTINGS["budget_s"])
         return 0
     workers, cache_dir = WORKERS, args.cache_dir
+    if args.only and args.publish:
+        parser.error("--only measures some workers: a partial run cannot be published")
     if args.only:
         names = args.only.split(",")
         workers = tuple(w for w in WORKERS if w.name in names)
@@ -1022,11 +1125,18 @@ def main(argv=None) -> int:
         shutil.rmtree(cache_dir, ignore_errors=True)
     if args.json:
         print(json.dumps(bench, indent=1))
-        return 0
-    print(format_table(bench))
-    print()
-    for claim in claim_verdicts(bench):
-        print(f"[{claim['outcome']}] {claim['claim']} ({claim['seed']})\n    {claim['verdict']}")
+    else:
+        print(format_table(bench))
+        print()
+        for claim in claim_verdicts(bench):
+            print(f"[{claim['outcome']}] {claim['claim']} ({claim['seed']})\n    {claim['verdict']}")
+    if args.publish:
+        try:
+            target = publish(bench, args.publish, args.machine)
+        except ValueError as error:
+            print(f"not published: {error}; the run is in {Path(cache_dir) / 'last-run.json'}", file=sys.stderr)
+            return 1
+        print(f"published {target}: commit it; `make build` renders it", file=sys.stderr)
     return 0
 
 

@@ -30,6 +30,7 @@ class Options:
 class Outcome:
     verification: Verification
     written: bool
+    superseded: bool = False  # not written: a build that started later had already published its site
 
     @property
     def failures(self):
@@ -54,15 +55,17 @@ def run_verification(options: Options, sheets=None) -> tuple[list, Verification]
 
 def build(options: Options) -> Outcome:
     """Build the site; with failures and no keep_going the last good site stays in place."""
+    ticket = sitefiles.ticket(options.out_dir)  # builds that overlap: the one started last keeps its site
     sheets = content.load(options.content_dir)
     guide_pages = pages.load(options.content_dir, sheets)  # content errors surface before any cell runs
+    # the benchmarks are data made by `make bench`: the build renders the published run, never runs one
+    measured = bench.load_published(os.path.join(options.content_dir, "benchmarks"), ROOT) if options.benchmarks else None
     sheets, verification = run_verification(options, sheets)
     if verification.failures() and not options.keep_going:
         return Outcome(verification, written=False)
     extra, nav = [lambda env, context: pages.render(env, guide_pages, context)], []
     nav += [(title, href) for key, title, href in (("guide", "Guide", "guide.html"), ("tradeoffs", "Trade-offs", "tradeoffs.html")) if guide_pages.get(key)]
-    if options.benchmarks:
-        measured = bench.run_benchmarks(ROOT, os.path.join(options.cache_dir, "bench"))
+    if measured is not None:
         extra.append(lambda env, context: {"benchmarks.html": benchmarks_page(env, context, measured)})
         nav.append(("Benchmarks", "benchmarks.html"))
     fragments = os.path.join(options.cache_dir, "fragments.json")
@@ -72,8 +75,8 @@ def build(options: Options) -> Outcome:
         render.FRAGMENTS.save(fragments)
     except OSError:
         pass  # a cache that cannot be written only costs time
-    sitefiles.publish(files, options.out_dir)
-    return Outcome(verification, written=True)
+    written = sitefiles.publish(files, options.out_dir, ticket)
+    return Outcome(verification, written=written, superseded=not written)
 
 
 def benchmarks_page(env, context: dict, measured: dict) -> bytes:

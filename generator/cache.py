@@ -95,22 +95,41 @@ class Cache:
             return None
         return result if result.status == PASSED else None
 
-    def put(self, key: str, result: Result) -> None:
+    def put(self, key: str, result: Result, replace: bool = False) -> Result:
+        """Store a passed result; return the result stored under `key`, which is the one to show.
+
+        Entries are written once: when another build stored a passed result for the same key
+        first (two builds ran the same cell at once), that entry is kept and returned, so every
+        build shows the same result for a key whichever finished first. `replace` (--force)
+        overwrites it with this result instead. A failure is not stored and is returned as it is.
+        """
         if result.status != PASSED:
-            return  # failures are always run again: a failure is never stale-but-shown
+            return result  # failures are always run again: a failure is never stale-but-shown
         path = self._path(key)
         os.makedirs(os.path.dirname(path), exist_ok=True)
+        record = {"key": key, "result": result.to_json()}
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump({"key": key, "result": result.to_json()}, handle, sort_keys=True)
-            os.replace(tmp, path)
-        except BaseException:
+                json.dump(record, handle, sort_keys=True)
+            if replace:
+                os.replace(tmp, path)
+            else:
+                try:
+                    os.link(tmp, path)  # atomic, and fails when the entry exists
+                except FileExistsError:
+                    stored = self.get(key)
+                    if stored is not None:
+                        return stored
+                    os.replace(tmp, path)  # the entry there is unreadable: a miss, so replace it
+                except OSError:
+                    os.replace(tmp, path)  # no hard links on this file system: last write wins
+        finally:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
-            raise
+        return Result.from_json(record["result"], cached=False)
 
     def load_timings(self) -> dict[str, float]:
         """Last measured durations by job id and import times by lane: for scheduling only."""

@@ -8,8 +8,8 @@ import signal
 import sys
 import time
 
+from . import bench, changes, content, gpu, newrow, pages
 from . import build as build_stage
-from . import changes, content, gpu, newrow, pages
 from . import coverage as coverage_module
 from . import serve as serve_module
 from .errors import ContentInvalid
@@ -39,7 +39,7 @@ def parser() -> argparse.ArgumentParser:
     _running(build)
     build.add_argument("--out", default="site", help="where the site goes (default: site)")
     build.add_argument("--keep-going", action="store_true", help="render the site even when cells fail, showing the failures")
-    build.add_argument("--no-benchmarks", action="store_true", help="leave out the benchmarks page (and its run)")
+    build.add_argument("--no-benchmarks", action="store_true", help="leave out the benchmarks page (rendered from content/benchmarks/, written by make bench)")
 
     verify = commands.add_parser("verify", help="run the code cells and report; render nothing")
     _common(verify)
@@ -132,8 +132,13 @@ def cmd_build(args) -> int:
     _report(outcome.verification, started)
     if outcome.failures:
         where = f"the site in {args.out} shows them" if outcome.written else f"the last good site in {args.out} is left in place"
+        if outcome.superseded:
+            where = f"a build started after this one has already written {args.out}, left in place"
         print(f"{len(outcome.failures)} cell(s) failed; {where}.", file=sys.stderr)
         return 1
+    if outcome.superseded:
+        print(f"not written: a build started after this one has already written {args.out}/, left in place", file=sys.stderr)
+        return 0
     print(f"site written to {args.out}/", file=sys.stderr)
     return 0
 
@@ -175,6 +180,7 @@ def markdown_summary(verification, only) -> str:
 def cmd_check(args) -> int:
     sheets = content.load(args.content)
     pages.load(args.content, sheets)
+    bench.load_published(os.path.join(args.content, "benchmarks"))
     rows = sum(1 for sheet in sheets for _ in sheet.rows())
     print(f"{len(sheets)} sheet(s), {rows} row(s): the content is valid", file=sys.stderr)
     return 0

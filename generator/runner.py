@@ -184,7 +184,7 @@ def run_jobs(
     workers = 0
     notes: list[str] = []
     if pending:
-        scheduler = _Scheduler(pending, results, stats, cache, cores, memory_cap, lanes, display)
+        scheduler = _Scheduler(pending, results, stats, cache, cores, memory_cap, lanes, display, force)
         scheduler.run()
         workers = scheduler.started
         notes = scheduler.notes
@@ -256,7 +256,8 @@ def device_evidence(evidence: dict) -> tuple[bool, str]:
 
 
 class _Scheduler:
-    def __init__(self, pending, results, stats, cache, cores, memory_cap, lanes, display):
+    def __init__(self, pending, results, stats, cache, cores, memory_cap, lanes, display, force=False):
+        self.force = force
         self.pending = pending
         self.results = results
         self.stats = stats
@@ -443,7 +444,8 @@ class _Scheduler:
         else:
             group.failed += 1
         try:
-            self.cache.put(job.key, result)
+            # the stored entry, when another build stored this job's result first: what every build shows
+            self.results[job.id] = self.cache.put(job.key, result, replace=self.force)
         except OSError:
             pass
 

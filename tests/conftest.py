@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -69,3 +72,74 @@ def run_rows(tmp_path):
         return {row: verdict.results[0][1] for (_, row, _), verdict in verification.verdicts.items()}
 
     return run
+
+
+# --- the real site, built once per session --------------------------------------------------------------------
+REAL_CACHE = os.path.join(ROOT, ".cache")
+
+
+@dataclasses.dataclass(frozen=True)
+class RealSite:
+    out: Path  # the site folder
+    returncode: int  # of the build: 0 every cell passed, 1 some failed (shown as failed: --keep-going)
+    stderr: str
+
+
+@pytest.fixture(scope="session")
+def real_site(tmp_path_factory) -> RealSite:
+    """The real content built once for the whole session into a temporary folder, with the repository's .cache.
+
+    This is the test suite's one full verification of the content: a warm cache (after `make build`, or CI's
+    restored .cache/results) makes it a render; a cold one runs every cell, once. It keeps going past failing
+    cells so that the page tests still run; test_site.py fails on them. The build never runs the benchmarks
+    (content/benchmarks/ is rendered). REAL_SITE=<dir> tests an already built site instead (quicker while
+    editing templates; BROWSER_TEST_SITE is the old name).
+    """
+    given = os.environ.get("REAL_SITE") or os.environ.get("BROWSER_TEST_SITE")
+    if given:
+        return RealSite(Path(given).resolve(), 0, "")
+    out = tmp_path_factory.mktemp("real") / "site"
+    command = [sys.executable, "-m", "generator", "build", "--keep-going", "--quiet", "--out", str(out), "--cache", REAL_CACHE]
+    proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=3600)
+    assert proc.returncode in (0, 1) and (out / "index.html").is_file(), f"the site did not build (exit {proc.returncode}):\n{proc.stderr[-5000:]}"
+    return RealSite(out, proc.returncode, proc.stderr)
+
+
+# --- groups: `pytest -m "not content and not browser"` is the fast suite -----------------------------------
+def _uses(item, fixture: str) -> bool:
+    return fixture in getattr(item, "fixturenames", ())
+
+
+def pytest_collection_modifyitems(config, items):
+    """content: needs the real site (its one build verifies the content) or runs the real workloads;
+    browser: drives Chromium or runs the HTML checker (everything under tests/browser/).
+
+    Without Chromium (and not under CI, where tests/browser/conftest.py fails them instead), the tests
+    that drive it are left out and one line at the end says so and how to run them.
+    """
+    browser_dir = os.path.join(ROOT, "tests", "browser") + os.sep
+    for item in items:
+        if _uses(item, "real_site"):
+            item.add_marker(pytest.mark.content)
+        if str(item.path).startswith(browser_dir):
+            item.add_marker(pytest.mark.browser)
+    chromium = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    if os.path.isfile(chromium) and os.access(chromium, os.X_OK) or os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        return
+    left_out = [item for item in items if _uses(item, "browser")]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if item not in left_out]
+        config._browser_left_out = (len(left_out), chromium)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    left_out = getattr(config, "_browser_left_out", None)
+    if left_out:
+        count, chromium = left_out
+        terminalreporter.write_line(
+            f"NOT RUN: {count} browser test(s): no Chromium at {chromium}. To run them: `sudo apt-get install -y chromium` "
+            "(`make test` does it when run as root), or set CHROMIUM=/path/to/chromium; CI=true makes this a failure.",
+            yellow=True,
+            bold=True,
+        )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import filecmp
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -108,27 +109,28 @@ def test_interrupted_build_keeps_site_reaps_workers_and_keeps_cache(tmp_path):
     root = _content(tmp_path, fast)
     _build(root, tmp_path / "site", tmp_path / "cache")
     good = _tree(tmp_path / "site")
-    root = _content(tmp_path, fast, code_row("fast2", "y = 2"), code_row("slow", "import time\ntime.sleep(120)", timeout=200))
+    started = tmp_path / "slow-started"
+    slow = code_row("slow", f"open({str(started)!r}, 'w').close()\nimport time\ntime.sleep(120)", timeout=200)
+    root = _content(tmp_path, fast, code_row("fast2", "y = 2"), slow)
+
+    def cached_entries() -> int:
+        return sum(name.endswith(".json") for _, _, names in os.walk(tmp_path / "cache" / "results") for name in names)
+
     for sig in (signal.SIGINT, signal.SIGTERM):
+        started.unlink(missing_ok=True)
         proc = subprocess.Popen(
             [sys.executable, "-m", "generator", "build", "--content", root, "--out", str(tmp_path / "site"), "--cache", str(tmp_path / "cache"), "--quiet", "--no-benchmarks"],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
-        deadline = time.time() + 60
-        family: set[int] = set()
-        while time.time() < deadline:  # wait until the slow cell runs: worker plus cell process
-            family |= _descendants(proc.pid)
-            if len(_descendants(proc.pid)) >= 2:
-                break
-            time.sleep(0.2)
-        time.sleep(1.0)
-        family |= _descendants(proc.pid)
+        # interrupt once the slow cell runs and fast2 is stored: the states the assertions below are about
+        _wait_for(lambda proc=proc: started.exists() and cached_entries() >= 2 and proc.poll() is None, "the slow cell to start and fast2 to be cached")
+        family = _descendants(proc.pid)
         proc.send_signal(sig)
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=120)
         assert proc.returncode == 130, err
         assert "last good site" in err
-        deadline = time.time() + 10
-        while any(_alive(p) for p in family) and time.time() < deadline:
+        deadline = time.monotonic() + 60  # generous for a loaded machine: it returns as soon as they are gone
+        while any(_alive(p) for p in family) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not [p for p in family if _alive(p)], f"{sig!r} left processes behind"
         assert _tree(tmp_path / "site") == good
@@ -140,6 +142,84 @@ def test_interrupted_build_keeps_site_reaps_workers_and_keeps_cache(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert "total        0       0       2" in proc.stderr
+
+
+def _barrier_row(row_id: str, folder, count: int, release=None) -> str:
+    """A cell that waits until `count` runs of it have arrived in `folder` (and `release` exists), then prints a
+    token of its own run: two builds that both run it show different output unless one takes the other's."""
+    code = f"""\
+import os, time, uuid
+folder = {str(folder)!r}
+open(os.path.join(folder, uuid.uuid4().hex), "w").close()
+deadline = time.monotonic() + 240
+while (len(os.listdir(folder)) < {count} or ({str(release)!r} != "None" and not os.path.exists({str(release)!r}))) and time.monotonic() < deadline:
+    time.sleep(0.05)
+token = uuid.uuid4().hex
+print("run", token)
+"""
+    return code_row(row_id, code, f"assert len(os.listdir(folder)) >= {count}", timeout=300)
+
+
+def _wait_for(condition, what: str, limit: float = 240.0):
+    deadline = time.monotonic() + limit
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_concurrent_builds_of_the_same_content_publish_the_same_site(tmp_path):
+    """Both builds run the cell (the barrier holds each until the other has started it), so each has a result of its
+    own; the cache keeps the first one stored, and both builds show that one: identical sites, equal to a rebuild."""
+    arrived = tmp_path / "arrived"
+    arrived.mkdir()
+    root = _content(tmp_path, _barrier_row("both", arrived, 2), code_row("plain", "x = 1", "assert x == 1"))
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "generator", "build", "--content", root, "--out", str(tmp_path / name), "--cache", str(tmp_path / "cache"), "--quiet", "--no-benchmarks", "--jobs", "1"],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for name in ("site-a", "site-b")
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err
+    assert len(os.listdir(arrived)) == 2  # both builds ran the cell
+    a, b = _tree(tmp_path / "site-a"), _tree(tmp_path / "site-b")
+    assert a == b
+    _build(root, tmp_path / "reference", tmp_path / "cache")
+    assert a == _tree(tmp_path / "reference")
+    assert len(os.listdir(arrived)) == 2  # the rebuild took it from the cache
+    shown = set(re.findall(r"run ([0-9a-f]{32})", a["t.html"].decode()))
+    assert len(shown) == 1, f"the site shows one run's output: {shown}"
+
+
+def test_the_build_started_last_keeps_its_site_whichever_finishes_first(tmp_path):
+    """Build `old` starts first and is held inside a cell; build `new` (other content) starts after it and finishes
+    first. When `old` finishes it must not replace the newer build's site, and it says so."""
+    arrived, release = tmp_path / "arrived", tmp_path / "release"
+    arrived.mkdir()
+    old_root = write_content(tmp_path / "old", {"s.yaml": section(_barrier_row("held", arrived, 1, release))})
+    new_root = write_content(tmp_path / "new", {"s.yaml": section(code_row("fresh", "y = 2", "assert y == 2"))})
+    site = tmp_path / "site"
+    old = subprocess.Popen(
+        [sys.executable, "-m", "generator", "build", "--content", old_root, "--out", str(site), "--cache", str(tmp_path / "cache"), "--quiet", "--no-benchmarks"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        _wait_for(lambda: os.listdir(arrived), "the first build to run its cell")  # it took its ticket before that
+        _build(new_root, site, tmp_path / "cache")
+        newer = _tree(site)
+        assert b"fresh" in newer["t.html"] and b"held" not in newer["t.html"]
+        release.touch()
+        _, err = old.communicate(timeout=600)
+    finally:
+        old.kill()
+    assert old.returncode == 0, err
+    assert "a build started after this one has already written" in err
+    assert _tree(site) == newer
+    # a build started after both publishes as usual
+    _build(old_root, site, tmp_path / "cache")
+    assert b"held" in _tree(site)["t.html"]
 
 
 def test_concurrent_builds_do_not_corrupt_cache_or_interleave_site(tmp_path):

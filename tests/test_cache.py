@@ -24,6 +24,31 @@ def test_hit_after_put(tmp_path):
     assert hit is not None and hit.cached and hit.duration == 0.5 and hit.versions == {"numpy": "2"}
 
 
+def test_the_first_stored_result_stays_and_is_returned(tmp_path):
+    """Two builds that ran the same cell at once: the second to store gets the first one's result back."""
+    store = Cache(str(tmp_path))
+    key = job_key(_cell(), LANES["python"])
+    first = store.put(key, Result(status="passed", duration=0.123456789, stdout="first"))
+    assert first.stdout == "first" and first.duration == 0.1235  # as stored, so a rebuild shows the same
+    second = store.put(key, Result(status="passed", duration=9.0, stdout="second"))
+    assert second.stdout == "first" and store.get(key).stdout == "first"
+    forced = store.put(key, Result(status="passed", duration=2.0, stdout="forced"), replace=True)
+    assert forced.stdout == "forced" and store.get(key).stdout == "forced"
+    failed = store.put(key, Result(status="failed", error="boom"))
+    assert failed.status == "failed" and store.get(key).stdout == "forced"
+    assert [n for n in os.listdir(os.path.dirname(store._path(key))) if n.startswith(".tmp-")] == []
+
+
+def test_an_unreadable_entry_is_replaced(tmp_path):
+    store = Cache(str(tmp_path))
+    key = job_key(_cell(), LANES["python"])
+    os.makedirs(os.path.dirname(store._path(key)))
+    with open(store._path(key), "w") as handle:
+        handle.write("{cut short")
+    assert store.put(key, Result(status="passed", stdout="new")).stdout == "new"
+    assert store.get(key).stdout == "new"
+
+
 def test_failures_are_not_cached(tmp_path):
     store = Cache(str(tmp_path))
     key = job_key(_cell(), LANES["python"])

@@ -90,10 +90,10 @@ def test_all_errors_are_reported_at_once(tmp_path):
 
 def test_yaml_bomb_is_refused_quickly(tmp_path):
     root = _sheet_with(tmp_path, "yaml_bomb.yaml")
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: the work done, however loaded the machine is
     with pytest.raises(ContentInvalid):
         content.load(root)
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
 
 
 def test_unlisted_section_file_is_an_error(tmp_path):

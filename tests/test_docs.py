@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import re
 
+import pytest
+
 from generator import lanes
 from generator.cli import parser
 from generator.content import SCHEMA
@@ -77,6 +79,7 @@ def test_every_lane_is_documented():
             assert f"`{name}`" in doc, name
 
 
+@pytest.mark.content  # real framework code in five lanes: most of two minutes of CPU
 def test_contributing_example_row_verifies(tmp_path):
     """The example row in CONTRIBUTING.md is real: it loads and every code cell passes."""
     import yaml

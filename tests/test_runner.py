@@ -72,7 +72,7 @@ def test_hostile_cells_each_get_their_own_status(run_rows):
 def test_timeouts_do_not_wait_for_the_cell(run_rows):
     started = time.perf_counter()
     run_rows(code_row("sleeper", "import time\ntime.sleep(600)", timeout=1))
-    assert time.perf_counter() - started < 30
+    assert time.perf_counter() - started < 120  # far below the cell's 600 s, with room for a loaded machine
 
 
 def test_huge_output_is_capped_and_marked_cut(run_rows):
@@ -151,7 +151,7 @@ time.sleep(0.5)
 """
     result = run_rows(code_row("spawner", code))["spawner"]
     assert result.status == "passed", result.error
-    deadline = time.time() + 5
+    deadline = time.time() + 60  # returns as soon as they are gone; generous for a loaded machine
     while _alive_with(marker) and time.time() < deadline:
         time.sleep(0.1)
     assert _alive_with(marker) == []

