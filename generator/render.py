@@ -390,9 +390,12 @@ def render_site(sheets: list[Sheet], verification: Verification, extra_pages=(),
         with open(os.path.join(static_dir, name), "rb") as handle:
             files[f"static/{name}"] = handle.read()
     # What readers load on demand (reader.py): the search index and each sheet's runnable scripts.
+    # And each sheet's "Not this" lists (the counterexamples), which would double the largest page.
     files[reader.INDEX_PATH] = reader.script("search", reader.search_index(sheets))
+    sheet_rows = {sheet.id: {row.id: [cell_view(sheet, row, cell, verification) for cell in row.cells] for row in sheet.rows()} for sheet in sheets}
     for sheet in sheets:
         files[f"data/{sheet.id}.runnable.js"] = reader.script(f"runnable/{sheet.id}", reader.runnable_scripts(sheet, verification))
+        files[f"data/{sheet.id}.not-this.js"] = reader.script(f"not-this/{sheet.id}", counterexample_bodies(env, sheet_rows[sheet.id]))
     assets = {name: asset_version(data) for name, data in files.items()}
     assets["build"] = asset_version(b"".join(files[name] for name in sorted(files) if name.endswith(".js") and not name.startswith("static/")))
     nav = [{"id": sheet.id, "title": sheet.title, "href": f"{sheet.id}.html", "sheet": True} for sheet in sheets]
@@ -407,10 +410,7 @@ def render_site(sheets: list[Sheet], verification: Verification, extra_pages=(),
     all_records = verification_records(sheets, verification)
     index_entries = []
     for sheet in sheets:
-        rows = {}
-        for section in sheet.sections:
-            for row in section.rows:
-                rows[row.id] = [cell_view(sheet, row, cell, verification) for cell in row.cells]
+        rows = sheet_rows[sheet.id]
         stats = sheet_stats(sheet, verification)
         index_entries.append({"sheet": sheet, "stats": stats, "verified": reader.last_verified(sheet, verification)})
         same = {row_id: outcome for (sheet_id, row_id), outcome in verification.same.items() if sheet_id == sheet.id}
@@ -467,6 +467,17 @@ def report_rows(records: list[dict]) -> list[dict]:
         version_text = " · ".join(main_versions(record["versions"]))
         rows.append({**record, "rank": rank, "order": index, "version_text": version_text})
     return sorted(rows, key=lambda r: (r["rank"] == STATUS_ORDER[PASSED], r["rank"], r["order"]))
+
+
+def counterexample_bodies(env, rows: dict) -> dict:
+    """The HTML of each cell's "Not this" list, by row and column: loaded by the page on opening."""
+    macro = env.get_template("macros.html").module.counterexample_body
+    bodies: dict[str, dict[str, str]] = {}
+    for row_id, views in rows.items():
+        for view in views:
+            if view.get("counterexamples"):
+                bodies.setdefault(row_id, {})[view["column"]] = str(macro(view))
+    return bodies
 
 
 def gpu_coverage(sheets: list[Sheet], verification: Verification) -> dict:

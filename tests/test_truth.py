@@ -66,7 +66,9 @@ counterexamples:
     assert [(i, r.status) for i, _, r in verdict.counterexamples] == [(1, PASSED), (2, PASSED)]
     assert verdict.counterexamples[0][2].detail.startswith("rejected by the check: AssertionError")
     page = (tmp_path / "site" / "t.html").read_text()
-    assert "Not this (2)" in page and "doubles instead of squaring" in page and "✓ raises as expected" in page
+    assert "Not this (2): ✓ each rejected" in page and "doubles instead of squaring" not in page  # loaded on opening
+    bodies = (tmp_path / "site" / "data" / "t.not-this.js").read_text()
+    assert bodies.startswith('hpg.receive("not-this/t",') and "doubles instead of squaring" in bodies and "✓ raises as expected" in bodies
 
 
 @pytest.mark.parametrize(

@@ -237,6 +237,16 @@
       chooseAll: function () { choose(columnsFromUrl(), false); },
       refilter: applyFilter
     };
+    // "Not this": the wrong snippets load from data/<sheet>.not-this.js when a list is opened.
+    table.addEventListener("toggle", function (event) {
+      var details = event.target;
+      if (!details.open || !details.classList || !details.classList.contains("not-this") || details.getAttribute("data-loaded")) return;
+      var td = details.closest("td"), body = details.querySelector(".not-this-body");
+      hpg.get("not-this/" + hpg.sheet.id, "data/" + hpg.sheet.id + ".not-this.js").then(function (data) {
+        var html = (data[td.parentNode.id] || {})[td.getAttribute("data-col")];
+        if (html) { body.innerHTML = html; details.setAttribute("data-loaded", "1"); }
+      }, function () { /* the link to the sheet's data stays */ });
+    }, true);
     // Compare two columns: its code loads when asked for, or when the URL holds a comparison.
     var compare = document.createElement("button");
     compare.type = "button";

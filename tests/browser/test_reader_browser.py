@@ -21,7 +21,7 @@ from generator.model import CODE
 from tests.browser.test_site_browser import _axe, _Links, visible_column_names, visible_rows
 from tests.conftest import ROOT
 
-LAZY = ("search-index.js", "static/reader.js", ".runnable.js")
+LAZY = ("search-index.js", "static/reader.js", ".runnable.js", ".not-this.js")
 METRICS = os.path.join(ROOT, "tests", "output", "reader-metrics.json")
 
 
@@ -408,3 +408,16 @@ def test_largest_sheet_with_what_it_loads_stays_small_and_the_index_waits(open_p
     raw, packed = sum(map(len, files)), sum(len(gzip.compress(f, 9)) for f in files)
     _record("largest_sheet", {"page": name, "files": paths, "bytes": raw, "gzip_bytes": packed})
     assert raw < 350_000 and packed < 70_000, (name, raw, packed)
+
+
+def test_not_this_loads_the_wrong_snippets_on_opening(open_page, real):
+    """The counterexamples are not in the page (they would double it): opening "Not this" loads
+    them from data/<sheet>.not-this.js and shows the code with why it is wrong."""
+    page, _ = open_page(real + "frameworks.html")
+    page.wait_for_load_state("networkidle")
+    details = page.locator("details.not-this").first
+    assert details.locator(".counterexample").count() == 0
+    details.locator("summary").click()
+    details.locator(".counterexample pre.code").first.wait_for()
+    assert details.locator(".counterexample .why").first.inner_text().strip()
+    assert "✓" in details.locator(".rejection").first.inner_text()
