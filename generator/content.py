@@ -326,6 +326,11 @@ def _same(reader: _Reader, item, line: int, cells: list[Cell]) -> Equivalence | 
     )
 
 
+def checked_labels(match: re.Match) -> list[str]:
+    """The labels a "(checked: a, b)" match names."""
+    return [label.strip() for label in match.group(1).lstrip(":").split(",")]
+
+
 def _check_checked_notes(reader: _Reader, notes: str, line: int, cells: list[Cell]) -> None:
     """Every "(checked…)" in a note names a labelled line of one of the row's checks."""
     labels = set()
@@ -334,7 +339,7 @@ def _check_checked_notes(reader: _Reader, notes: str, line: int, cells: list[Cel
             labels.update(CHECKED_LABEL.findall(cell.check.text))
     for match in CHECKED_NOTE.finditer(notes):
         at = line + notes.count("\n", 0, match.start())
-        named = [label.strip() for label in match.group(1).lstrip(":").split(",")]
+        named = checked_labels(match)
         if not match.group(1).startswith(":") or not all(SLUG.match(label) for label in named):
             reader.error(at, "'(checked)' must name the check line that proves it: write '(checked: LABEL)' and end that line of a check in this row with '# checked: LABEL'")
             continue

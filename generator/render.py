@@ -24,7 +24,7 @@ from pygments.lexers import PythonLexer
 from pygments.token import STANDARD_TYPES
 
 from . import facts, ledger, reader
-from .content import CHECKED_LABEL, CHECKED_NOTE
+from .content import CHECKED_LABEL, CHECKED_NOTE, checked_labels
 from .model import CODE, NONE, PASSED, STATUSES, TEXT, Sheet
 from .verify import Verification
 
@@ -175,7 +175,7 @@ def notes_markdown(row, fact_values: dict) -> Markup:
                     lines.setdefault(match.group(1), line[: match.start()].strip())
 
     def checked(match: re.Match) -> str:
-        labels = [label.strip() for label in match.group(1).lstrip(":").split(",")]
+        labels = checked_labels(match)
         title = " · ".join(lines.get(label, label) for label in labels)
         return f'(<abbr title="{html_lib.escape(title, quote=True)}">checked</abbr>)'
 
@@ -253,8 +253,8 @@ def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
         ]
         wrong = []
         for index, counterexample in enumerate(cell.counterexamples, 1):
-            runs = [(lane, result) for i, lane, result in (verdict.counterexamples if verdict else ()) if i == index]
-            rejected = bool(runs) and all(result.status == PASSED for _, result in runs)
+            runs = verdict.counterexample_runs(index) if verdict else []
+            rejected = verdict.rejected(index) if verdict else False
             details = [result.detail for _, result in runs if result.detail]
             wrong.append(
                 {
@@ -516,17 +516,6 @@ def _counts(records: list[dict]) -> dict:
     return {"total": len(records), "passed": passed, "failed": len(records) - passed}
 
 
-def _rejected(sheet_id: str, row_id: str, cell, verification: Verification) -> list[bool]:
-    """For each of the cell's counterexamples: whether every lane rejected it in this build."""
-    verdict = verification.verdicts.get((sheet_id, row_id, cell.column))
-    runs = verdict.counterexamples if verdict else ()
-    out = []
-    for index in range(1, len(cell.counterexamples) + 1):
-        mine = [result for i, _, result in runs if i == index]
-        out.append(bool(mine) and all(result.status == PASSED for result in mine))
-    return out
-
-
 def sheet_export(sheet: Sheet, records: list[dict], verification: Verification) -> dict:
     """A sheet's content and its verification, for others to build on (docs/data-format.md)."""
     by_cell: dict[tuple[str, str], list[dict]] = {}
@@ -545,9 +534,10 @@ def sheet_export(sheet: Sheet, records: list[dict], verification: Verification) 
                     entry["code"] = cell.code.text if cell.code else ""
                     entry["verification"] = by_cell.get((row.id, cell.column), [])
                     if cell.counterexamples:
+                        verdict = verification.verdicts.get((sheet.id, row.id, cell.column))
                         entry["counterexamples"] = [
-                            {"code": c.code.text, "why": c.why, "raises": c.raises, "rejected": rejected}
-                            for c, rejected in zip(cell.counterexamples, _rejected(sheet.id, row.id, cell, verification), strict=True)
+                            {"code": c.code.text, "why": c.why, "raises": c.raises, "rejected": bool(verdict and verdict.rejected(index))}
+                            for index, c in enumerate(cell.counterexamples, 1)
                         ]
                     for field_name in ("cpu_only", "gpu_only"):
                         if getattr(cell, field_name):

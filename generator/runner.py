@@ -12,6 +12,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import selectors
 import shutil
 import signal
@@ -19,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import progress as progress_display
 from .cache import Cache, lane_versions
@@ -208,8 +209,6 @@ def judge_counterexample(job: Job, result: Result) -> Result:
     """A counterexample passes (is proven wrong) only when its check rejects it, or, with `raises`,
     when its code raises a matching error. A counterexample that runs and passes the check shows the
     check too weak; one that breaks in the setup, or raises something else, proves nothing."""
-    import re
-
     raises = job.raises
     last = result.error.strip().splitlines()[-1] if result.error.strip() else ""
     if result.status == PASSED:
@@ -225,20 +224,7 @@ def judge_counterexample(job: Job, result: Result) -> Result:
         verdict, detail = PASSED, f"rejected by the check: {last}"
     else:
         verdict, detail = "failed", f"the counterexample failed in its {result.stage or '?'}, not in the check, with: {last} (give 'raises' if the wrong code itself is meant to raise)"
-    return Result(
-        status=verdict,
-        duration=result.duration,
-        stdout=result.stdout,
-        stderr=result.stderr,
-        output_cut=result.output_cut,
-        error=result.error if verdict != PASSED else "",
-        warnings=result.warnings,
-        versions=result.versions,
-        device=result.device,
-        date=result.date,
-        stage=result.stage,
-        detail=detail,
-    )
+    return replace(result, status=verdict, error=result.error if verdict != PASSED else "", detail=detail)
 
 
 def device_evidence(evidence: dict) -> tuple[bool, str]:

@@ -33,6 +33,15 @@ class CellVerdict:
     def passed_lanes(self) -> tuple[str, ...]:
         return tuple(lane for lane, result in self.results if result.status == PASSED)
 
+    def counterexample_runs(self, index: int) -> list[tuple[str, Result]]:
+        """(lane, result) of counterexample `index` (1-based) in each lane."""
+        return [(lane, result) for i, lane, result in self.counterexamples if i == index]
+
+    def rejected(self, index: int) -> bool:
+        """Whether every lane rejected counterexample `index` in this build."""
+        runs = self.counterexample_runs(index)
+        return bool(runs) and all(result.status == PASSED for _, result in runs)
+
     @property
     def duration(self) -> float:
         return sum(result.duration for _, result in self.results)

@@ -45,13 +45,7 @@ def main(argv: list[str]) -> int:
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # stray prints during imports go nowhere
     started = time.perf_counter()
     try:
-        for name in config["imports"]:
-            importlib.import_module(name)
-        for name in config.get("optional_imports", ()):
-            if importlib.util.find_spec(name) is not None:
-                importlib.import_module(name)
-        if config.get("prelude"):
-            exec(compile(config["prelude"], "<lane prelude>", "exec", dont_inherit=True), {"__name__": "__lane__"})
+        _import_lane(config)
     except BaseException as exc:  # noqa: BLE001 - report any import failure
         _send(protocol, {"type": "ready", "error": f"{type(exc).__name__}: {exc}", "import_s": 0.0})
         return 1
@@ -65,6 +59,17 @@ def main(argv: list[str]) -> int:
     _send(protocol, {"type": "ready", "error": None, "import_s": import_s, "versions": versions})
     Worker(config, protocol).loop()
     return 0
+
+
+def _import_lane(config: dict) -> None:
+    """The lane's imports (the optional ones where installed), then its prelude."""
+    for name in config["imports"]:
+        importlib.import_module(name)
+    for name in config.get("optional_imports", ()):
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name)
+    if config.get("prelude"):
+        exec(compile(config["prelude"], "<lane prelude>", "exec", dont_inherit=True), {"__name__": "__lane__"})
 
 
 def _send(stream, message: dict) -> None:
@@ -323,13 +328,7 @@ def spawned_cell_main(workdir: str) -> int:
     job, config = data["job"], data["config"]
     result_path = os.path.join(workdir, ".result.json")
     try:
-        for name in config["imports"]:
-            importlib.import_module(name)
-        for name in config.get("optional_imports", ()):
-            if importlib.util.find_spec(name) is not None:
-                importlib.import_module(name)
-        if config.get("prelude"):
-            exec(compile(config["prelude"], "<lane prelude>", "exec", dont_inherit=True), {"__name__": "__lane__"})
+        _import_lane(config)
     except BaseException as exc:  # noqa: BLE001
         _write_json(result_path, {"status": "error", "error": f"the lane could not start in the spawned cell process: {type(exc).__name__}: {exc}", "duration": 0.0, "warnings": []})
         return 0
