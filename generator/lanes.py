@@ -19,6 +19,17 @@ _SINGLE_THREAD = {
     "TF_NUM_INTRAOP_THREADS": "1",
     "TF_NUM_INTEROP_THREADS": "1",
 }
+# Compile caches (their folders are the runner's) keep what a lane's cells compile between cells
+# and builds. By default JAX keys its cache without metadata, so a cell got another cell's
+# executable with the other's op names (a named_scope check failed or passed depending on which
+# cell compiled first). Metadata joins the key; the random scratch path is cut from file names (a
+# cell's file reads 'cell.py') so that a rerun of the same lines still hits.
+_COMPILE_CACHE_ENV = {
+    "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+    "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+    "JAX_COMPILATION_CACHE_INCLUDE_METADATA_IN_KEY": "true",
+    "JAX_HLO_SOURCE_FILE_CANONICALIZATION_REGEX": r".*/mlsheets-scratch-[^/]*/(?=cell-)|(?<=/cell)-[^/]*(?=\.py$)",
+}
 _TF_ENV = {"TF_CPP_MIN_LOG_LEVEL": "2", "TF_ENABLE_ONEDNN_OPTS": "0"}
 _JAX_ENV = {
     "JAX_PLATFORMS": "cpu",
@@ -110,7 +121,7 @@ _TORCH_GPU_ENV = {"PYTORCH_NVML_BASED_CUDA_CHECK": "1"}
 
 def base_env(lane: Lane) -> dict:
     """The lane's environment before the worker adds PATH, HOME and the like."""
-    return {**_SINGLE_THREAD, **lane.env}
+    return {**_SINGLE_THREAD, **_COMPILE_CACHE_ENV, **lane.env}
 
 
 def on_device(lane: Lane, device: str) -> Lane:

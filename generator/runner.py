@@ -142,11 +142,9 @@ def worker_env(lane: Lane, home: str, scratch: str) -> dict:
         "PYTHONHASHSEED": "0",
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONUNBUFFERED": "1",
-        # compile caches survive between cells and builds (they are keyed by what they compile)
+        # compile caches survive between cells and builds (lanes.base_env says how they are keyed)
         "TORCHINDUCTOR_CACHE_DIR": os.path.join(home, "torchinductor"),
         "JAX_COMPILATION_CACHE_DIR": os.path.join(home, "jax-cache"),
-        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
-        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
         **base_env(lane),
     }
 

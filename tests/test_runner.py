@@ -140,6 +140,26 @@ def test_framework_global_config_does_not_leak(run_rows):
     assert {k: r.status for k, r in results.items()} == dict.fromkeys(results, "passed"), {k: r.error for k, r in results.items()}
 
 
+def test_a_cell_never_gets_another_cells_compiled_executable(run_rows):
+    # JAX's persistent compilation cache (shared by a lane's cells) keys executables without
+    # metadata by default: whichever of these compiled second was given the first one's op names.
+    compiled = """\
+import jax, jax.numpy as jnp
+@jax.jit
+def f(x):
+    {scope}
+        return jnp.sin(x) * 2
+hlo = f.lower(jnp.ones(3)).compile().as_text()
+"""
+    results = run_rows(
+        code_row("plain", compiled.format(scope="if True:"), "assert '/attention/' not in hlo", lane="jax"),
+        code_row("scoped", compiled.format(scope="with jax.named_scope('attention'):"), "assert 'jit(f)/attention/' in hlo", lane="jax"),
+        code_row("plain-again", compiled.format(scope="if True:"), "assert '/attention/' not in hlo", lane="jax"),
+        cores=1,
+    )
+    assert {k: r.status for k, r in results.items()} == dict.fromkeys(results, "passed"), {k: r.error[-300:] for k, r in results.items()}
+
+
 def test_threads_and_child_processes_do_not_survive_the_cell(run_rows):
     marker = f"mlsheets-orphan-{os.getpid()}-{time.time_ns()}"
     code = f"""\
