@@ -71,7 +71,7 @@ bench: $(STAMP)
 
 # The verification engine's own benchmark: cold verification, no-change and one-row builds, scaling.
 enginebench: $(STAMP)
-	$(PY) -m generator.enginebench
+	$(PY) -m generator.bench.engine
 
 serve: $(STAMP)
 	$(PY) -m generator serve

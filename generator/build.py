@@ -5,9 +5,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from . import bench, content, pages, render, sitefiles
-from .cache import Cache
-from .verify import Verification, verify
+from generator.bench import frameworks as bench
+from generator.load import content, pages
+from generator.render import html as render
+from generator.render import sitefiles
+from generator.verify.cache import Cache
+from generator.verify.verification import Verification, verify
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -8,13 +8,16 @@ import signal
 import sys
 import time
 
-from . import bench, changes, content, gpu, newrow, pages
-from . import build as build_stage
-from . import coverage as coverage_module
-from . import serve as serve_module
-from .errors import ContentInvalid
-from .progress import summary_table
-from .verify import Verification, gpu_runs
+from generator import build as build_stage
+from generator.bench import frameworks as bench
+from generator.contrib import changes, newrow
+from generator.contrib import coverage as coverage_module
+from generator.contrib import serve as serve_module
+from generator.errors import ContentInvalid
+from generator.load import content, pages
+from generator.verify import gpu
+from generator.verify.progress import summary_table
+from generator.verify.verification import Verification, gpu_runs
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

@@ -14,9 +14,9 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from generator import content  # noqa: E402
-from generator.cache import Cache  # noqa: E402
-from generator.verify import verify  # noqa: E402
+from generator.load import content  # noqa: E402
+from generator.verify.cache import Cache  # noqa: E402
+from generator.verify.verification import verify  # noqa: E402
 
 SHEET = """\
 id: {sheet_id}

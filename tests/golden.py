@@ -11,9 +11,10 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from generator import content, render  # noqa: E402
+from generator.load import content  # noqa: E402
 from generator.model import Result  # noqa: E402
-from generator.verify import Verification, judge, plan  # noqa: E402
+from generator.render import html as render  # noqa: E402
+from generator.verify.verification import Verification, judge, plan  # noqa: E402
 
 SAMPLE = os.path.join("tests", "samples", "golden")
 GOLDEN = os.path.join(ROOT, "tests", "golden")

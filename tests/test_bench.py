@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import bench
+from generator.bench import frameworks as bench
 from generator.errors import ContentInvalid
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -281,7 +281,7 @@ def test_claim_verdicts_come_from_the_figures():
 
 
 def test_page_renders(tmp_path):
-    from generator import render
+    from generator.render import html as render
 
     b = synthetic_bench()
     env = render.environment()

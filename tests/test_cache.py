@@ -5,10 +5,10 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from generator import cache as cache_module
-from generator.cache import Cache, job_identity, job_key
-from generator.lanes import LANES
 from generator.model import CODE, Cell, Result, Snippet, Source
+from generator.verify import cache as cache_module
+from generator.verify.cache import Cache, job_identity, job_key
+from generator.verify.lanes import LANES
 
 
 def _cell(code="x = 1", setup="import os", check="assert x == 1"):

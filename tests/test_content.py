@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from generator import content
 from generator.errors import ContentInvalid
+from generator.load import content
 from tests.conftest import ROOT, write_content
 
 SAMPLES = os.path.join(ROOT, "tests", "samples", "errors")

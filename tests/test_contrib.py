@@ -8,7 +8,8 @@ import shutil
 import subprocess
 import sys
 
-from generator import changes, content, coverage, newrow
+from generator.contrib import changes, coverage, newrow
+from generator.load import content
 from tests.conftest import ROOT, code_row, section, write_content
 
 SAMPLE = os.path.join(ROOT, "tests", "samples", "golden")

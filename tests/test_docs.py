@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from generator import lanes
 from generator.cli import parser
-from generator.content import SCHEMA
+from generator.load.content import SCHEMA
+from generator.verify import lanes
 from tests.conftest import ROOT
 
 
@@ -84,9 +84,9 @@ def test_contributing_example_row_verifies(tmp_path):
     """The example row in CONTRIBUTING.md is real: it loads and every code cell passes."""
     import yaml
 
-    from generator import content
-    from generator.cache import Cache
-    from generator.verify import verify
+    from generator.load import content
+    from generator.verify.cache import Cache
+    from generator.verify.verification import verify
     from tests.conftest import write_content
 
     guide = _read("CONTRIBUTING.md")
@@ -100,7 +100,7 @@ def test_contributing_example_row_verifies(tmp_path):
 
 
 def test_guide_and_tradeoff_schema_is_documented():
-    from generator import pages
+    from generator.load import pages
 
     doc = _read("docs", "schema.md").split("## Guide and trade-off files", 1)[1]
     for kind, fields in pages.SCHEMA.items():

@@ -10,11 +10,13 @@ import shutil
 
 import pytest
 
-from generator import content, ledger, render
 from generator.errors import ContentInvalid
-from generator.lanes import LANES
+from generator.load import content
 from generator.model import Result
-from generator.verify import Verification, judge, plan
+from generator.render import html as render
+from generator.verify import ledger
+from generator.verify.lanes import LANES
+from generator.verify.verification import Verification, judge, plan
 from tests.conftest import ROOT
 
 SAMPLE = os.path.join(ROOT, "tests", "samples", "golden")

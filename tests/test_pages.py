@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from generator import content, pages
 from generator.errors import ContentInvalid
+from generator.load import content, pages
 from tests.conftest import ROOT
 
 CONTENT = os.path.join(ROOT, "content")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from generator import codeinfo, content
 from generator.errors import ContentInvalid
+from generator.load import codeinfo, content
 from tests.conftest import section, write_content
 
 
@@ -85,7 +85,7 @@ def _data(files: dict, path: str):
 
 
 def test_runnable_script_is_lane_environment_setup_and_code_never_the_check():
-    from generator import content as content_module
+    from generator.load import content as content_module
 
     files = _golden_site()
     scripts = _data(files, "data/golden.runnable.js")
@@ -115,7 +115,7 @@ def test_offline_zip_holds_the_site_with_its_own_offline_page():
     import io
     import zipfile
 
-    from generator import reader
+    from generator.render import reader
 
     files = _golden_site()
     with zipfile.ZipFile(io.BytesIO(files[reader.OFFLINE_ZIP])) as archive:
@@ -129,7 +129,7 @@ def test_offline_zip_holds_the_site_with_its_own_offline_page():
 
 
 def test_compare_counts_differences_and_rows_one_lacks():
-    from generator import reader
+    from generator.render import reader
 
     sheets = content.load("tests/samples/golden")
     pairs = {(p["a"], p["b"]): p["sheets"][0] for p in reader.compare_pairs(sheets)}

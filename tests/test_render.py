@@ -7,9 +7,10 @@ import re
 
 import pytest
 
-from generator import content, render
+from generator.load import content
 from generator.model import Result
-from generator.verify import Verification, judge, plan
+from generator.render import html as render
+from generator.verify.verification import Verification, judge, plan
 from tests import golden
 from tests.conftest import ROOT
 

@@ -215,9 +215,9 @@ dist.all_reduce(t)
 def test_a_cell_sees_its_own_source_even_if_the_yaml_changed_on_disk(tmp_path):
     """tf.function's AutoGraph and torch.compile read a function's source with inspect; they must
     get the code that runs, not the YAML file as edited since the content was loaded."""
-    from generator import content as content_module
-    from generator.cache import Cache
-    from generator.verify import verify
+    from generator.load import content as content_module
+    from generator.verify.cache import Cache
+    from generator.verify.verification import verify
     from tests.conftest import code_row, section, write_content
 
     root = write_content(tmp_path / "content", {"s.yaml": section(code_row("src", "def f(x):\n    return x + 1\nimport inspect\nsrc = inspect.getsource(f)", "assert src == 'def f(x):\\n    return x + 1\\n', src"))})
@@ -232,9 +232,9 @@ def test_a_cell_sees_its_own_source_even_if_the_yaml_changed_on_disk(tmp_path):
 def test_a_cell_is_compiled_under_a_python_file_of_its_own(tmp_path):
     """TorchDynamo tokenizes the file a function was compiled from; a YAML file is not Python
     (here a counterexample's `why:` follows a deeper code block), the cell's own source file is."""
-    from generator import content as content_module
-    from generator.cache import Cache
-    from generator.verify import verify
+    from generator.load import content as content_module
+    from generator.verify.cache import Cache
+    from generator.verify.verification import verify
     from tests.conftest import write_content
 
     rows = """\

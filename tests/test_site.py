@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from generator import content
+from generator.load import content
 from generator.model import CODE
 from tests.conftest import ROOT
 

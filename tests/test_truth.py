@@ -8,9 +8,11 @@ import textwrap
 
 import pytest
 
-from generator import build, content, render
+from generator import build
 from generator.errors import ContentInvalid
+from generator.load import content
 from generator.model import PASSED
+from generator.render import html as render
 from tests.conftest import write_content
 
 COLUMNS = (("a", "python"), ("b", "python"))

@@ -121,7 +121,7 @@ def output_dir():
 @pytest.fixture(scope="session")
 def sample_dir(tmp_path_factory):
     """The golden sample rendered and written out as a site."""
-    from generator import sitefiles
+    from generator.render import sitefiles
     from tests.golden import render_sample
 
     out = tmp_path_factory.mktemp("sample") / "site"

@@ -16,8 +16,9 @@ import sys
 import zipfile
 from urllib.parse import unquote, urlsplit
 
-from generator import content, reader
+from generator.load import content
 from generator.model import CODE
+from generator.render import reader
 from tests.browser.test_site_browser import _axe, _Links, visible_column_names, visible_rows
 from tests.conftest import ROOT
 
@@ -250,9 +251,10 @@ def _copy_and_run(page, row: str, column: str, lane: str, own_check: list[str], 
 
 def test_copy_runnable_in_the_python_lane_runs(open_page, tmp_path):
     """No sheet has a plain-Python cell, so this builds one: verified for real, rendered, served."""
-    from generator import render, sitefiles
-    from generator.cache import Cache
-    from generator.verify import verify
+    from generator.render import html as render
+    from generator.render import sitefiles
+    from generator.verify.cache import Cache
+    from generator.verify.verification import verify
     from tests.browser.conftest import serve
     from tests.conftest import section, write_content
 

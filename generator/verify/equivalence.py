@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .model import PASSED, Job, Result
+from generator.model import PASSED, Job, Result
 
 
 @dataclass(frozen=True)

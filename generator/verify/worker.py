@@ -1,6 +1,6 @@
 """A lane worker: imports a framework once, then runs each cell in a process forked for it alone.
 
-Run as a script (`python -I generator/worker.py LANE_JSON`); it uses the standard library only, so
+Run as a script (`python -I generator/verify/worker.py LANE_JSON`); it uses the standard library only, so
 that a cell can import nothing of the generator. It speaks JSON lines: one "ready" message after its
 imports, then one "result" for each "run" it reads on stdin.
 

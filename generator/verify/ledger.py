@@ -17,8 +17,8 @@ import re
 import subprocess
 from dataclasses import dataclass
 
-from .errors import ContentError, ContentInvalid
-from .model import NOT_APPLICABLE, PASSED, Job, Result
+from generator.errors import ContentError, ContentInvalid
+from generator.model import NOT_APPLICABLE, PASSED, Job, Result
 
 FORMAT = 2
 

@@ -12,7 +12,7 @@ import re
 
 import yaml
 
-from .errors import ContentError
+from generator.errors import ContentError
 
 try:  # the C parser is several times faster; fall back where libyaml is missing
     from yaml.cyaml import CParser as _Parser

@@ -8,8 +8,8 @@ import subprocess
 import tarfile
 import tempfile
 
-from . import content
-from .errors import ContentInvalid
+from generator.errors import ContentInvalid
+from generator.load import content
 
 
 def _signature(row) -> tuple:

@@ -3,8 +3,8 @@ only CPU results."""
 
 from __future__ import annotations
 
-from . import gpulint
-from .model import CODE, NONE, TEXT
+from generator.model import CODE, NONE, TEXT
+from generator.verify import gpulint
 
 MARKS = {"checked": "✓", "unchecked": "?", "text": "T", "none": "·"}
 

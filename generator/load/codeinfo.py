@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import ast
 
-from .errors import ContentError
-from .model import CODE, Cell, Sheet
+from generator.errors import ContentError
+from generator.model import CODE, Cell, Sheet
 
 
 def _aliases(*trees: ast.AST) -> dict[str, str]:

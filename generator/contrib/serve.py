@@ -13,8 +13,8 @@ import sys
 import threading
 import time
 
-from . import build as build_stage
-from .errors import ContentInvalid
+from generator import build as build_stage
+from generator.errors import ContentInvalid
 
 WATCHED = ("content", "templates", "snippets")
 

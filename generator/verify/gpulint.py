@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .lanes import GPU_LANES, LANES
-from .model import CODE, Sheet
+from generator.model import CODE, Sheet
+from generator.verify.lanes import GPU_LANES, LANES
 
 TORCH_RULES = (
     (re.compile(r"(?<!\.cpu\(\))(?<!\.detach\(\)\.cpu\(\))\.numpy\(\)"), "`.numpy()` on a tensor fails on CUDA: use `.cpu().numpy()` or `.numpy(force=True)`"),
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     """`python -m generator.gpulint [CONTENT]`: list the findings; exit 1 when there are any."""
     import sys
 
-    from . import content
+    from generator.load import content
 
     args = sys.argv[1:] if argv is None else argv
     found = findings(content.load(args[0] if args else "content"))

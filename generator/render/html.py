@@ -23,12 +23,14 @@ from markupsafe import Markup, escape
 from pygments.lexers import PythonLexer
 from pygments.token import STANDARD_TYPES
 
-from . import facts, ledger, reader
-from .content import CHECKED_LABEL, CHECKED_NOTE, checked_labels
-from .model import CODE, NONE, PASSED, STATUSES, TEXT, Sheet
-from .verify import Verification
+from generator.load import facts
+from generator.load.content import CHECKED_LABEL, CHECKED_NOTE, checked_labels
+from generator.model import CODE, NONE, PASSED, STATUSES, TEXT, Sheet
+from generator.render import reader
+from generator.verify import ledger
+from generator.verify.verification import Verification
 
-TEMPLATES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "templates")
+TEMPLATES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "templates")
 DOCS = os.path.join(os.path.dirname(TEMPLATES), "docs")
 SITE_DOCS = {"data-format.md": "data-format.html"}  # docs/ files published as pages of the site
 DEPRECATION_CATEGORIES = {"DeprecationWarning", "FutureWarning", "PendingDeprecationWarning"}

@@ -22,10 +22,10 @@ import tempfile
 import time
 from dataclasses import dataclass, field, replace
 
-from . import progress as progress_display
-from .cache import Cache, lane_versions
-from .lanes import LANES, Lane, base_env
-from .model import NOT_APPLICABLE, PASSED, Job, Result
+from generator.model import NOT_APPLICABLE, PASSED, Job, Result
+from generator.verify import progress as progress_display
+from generator.verify.cache import Cache, lane_versions
+from generator.verify.lanes import LANES, Lane, base_env
 
 WORKER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 DEFAULT_MEMORY_CAP = 6 * 2**30

@@ -10,13 +10,14 @@ import os
 import sys
 import time
 
-from . import content, ledger
-from .cache import Cache
-from .lanes import LANES
-from .model import NOT_APPLICABLE, PASSED
-from .progress import summary_table
-from .runner import run_jobs
-from .verify import plan
+from generator.load import content
+from generator.model import NOT_APPLICABLE, PASSED
+from generator.verify import ledger
+from generator.verify.cache import Cache
+from generator.verify.lanes import LANES
+from generator.verify.progress import summary_table
+from generator.verify.runner import run_jobs
+from generator.verify.verification import plan
 
 
 def verify_on_device(args) -> int:

@@ -16,8 +16,8 @@ import tempfile
 from functools import cache
 from importlib import metadata
 
-from .lanes import Lane, base_env
-from .model import PASSED, Cell, Result
+from generator.model import PASSED, Cell, Result
+from generator.verify.lanes import Lane, base_env
 
 WORKER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 

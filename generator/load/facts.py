@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .model import CODE, Sheet
+from generator.model import CODE, Sheet
 
 PLACEHOLDER = re.compile(r"\{\{\s*([a-z0-9][a-z0-9:.-]*)\s*\}\}")
 KERAS_LANES = ("keras@jax", "keras@torch", "keras@tensorflow")
@@ -83,7 +83,7 @@ def expand(text: str, values: dict[str, str]) -> str:
     def value(match: re.Match) -> str:
         name = match.group(1)
         if name.startswith(VERSION_PREFIX):
-            from .cache import package_version
+            from generator.verify.cache import package_version
 
             return package_version(name[len(VERSION_PREFIX) :])
         return values.get(name, match.group(0))

@@ -15,10 +15,10 @@ import re
 import zipfile
 from itertools import combinations
 
-from . import codeinfo
-from .lanes import LANES
-from .model import CODE, NONE, PASSED, TEXT, Sheet
-from .verify import Verification
+from generator.load import codeinfo
+from generator.model import CODE, NONE, PASSED, TEXT, Sheet
+from generator.verify.lanes import LANES
+from generator.verify.verification import Verification
 
 INDEX_PATH = "search-index.js"
 OFFLINE_ZIP = "ml-hyperpolyglot-offline.zip"

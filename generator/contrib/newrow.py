@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import re
 
-from . import content
-from .errors import ContentError, ContentInvalid
+from generator.errors import ContentError, ContentInvalid
+from generator.load import content
 
 PLACEHOLDER = "placeholder: replace with the {name} snippet"
 _SETUP = {

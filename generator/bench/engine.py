@@ -19,11 +19,12 @@ import sys
 import tempfile
 import time
 
-from . import content, render
-from .cache import Cache
-from .verify import Verification, judge, plan, verify
+from generator.load import content
+from generator.render import html as render
+from generator.verify.cache import Cache
+from generator.verify.verification import Verification, judge, plan, verify
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def cold_verification(content_dir: str, cores: int) -> tuple[dict, str]:
@@ -144,7 +145,7 @@ def scale(rows: int) -> tuple[float, float]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m generator.enginebench", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m generator.bench.engine", description=__doc__.splitlines()[0])
     parser.add_argument("--content", default=os.path.join(ROOT, "content"))
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--skip-cold", action="store_true", help="only the scale figures")

@@ -69,7 +69,7 @@ from importlib import metadata
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = 1
 
 # --- settings of the measurement (part of the cache key) -------------------------------------------------
@@ -364,7 +364,7 @@ def package_versions() -> dict:
 
 
 def machine_info() -> dict:
-    from .runner import cpu_model
+    from generator.verify.runner import cpu_model
 
     cpu = cpu_model()
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -705,7 +705,7 @@ def load_published(folder, repo_root=PACKAGE_ROOT) -> dict | None:
 
     A file that is not a complete run of this schema is a content error (ContentInvalid), listing every problem.
     """
-    from .errors import ContentError, ContentInvalid
+    from generator.errors import ContentError, ContentInvalid
 
     folder = Path(folder)
     runs, errors = [], []
@@ -727,7 +727,7 @@ def load_published(folder, repo_root=PACKAGE_ROOT) -> dict | None:
     _, _, data, path = runs[-1]
     stale = []
     if data["code_digest"] != code_digest(Path(repo_root)):
-        stale.append("the workload or measuring code changed since this run (snippets/bench/, generator/bench.py)")
+        stale.append("the workload or measuring code changed since this run (snippets/bench/, generator/bench/frameworks.py)")
     now = package_versions()
     changed = sorted(k for k in set(now) | set(data["versions"]) if now.get(k) != data["versions"].get(k))
     if changed:

@@ -12,12 +12,12 @@ import importlib.util
 from dataclasses import dataclass, field, replace
 from functools import cache
 
-from . import equivalence
-from . import ledger as ledger_module
-from .cache import Cache, job_identity, job_key
-from .lanes import LANES, on_device
-from .model import CODE, FAILED, NOT_APPLICABLE, PASSED, SKIPPED, STATUSES, Cell, Job, Result, Sheet
-from .runner import RunReport, run_jobs
+from generator.model import CODE, FAILED, NOT_APPLICABLE, PASSED, SKIPPED, STATUSES, Cell, Job, Result, Sheet
+from generator.verify import equivalence
+from generator.verify import ledger as ledger_module
+from generator.verify.cache import Cache, job_identity, job_key
+from generator.verify.lanes import LANES, on_device
+from generator.verify.runner import RunReport, run_jobs
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ import os
 import re
 from dataclasses import dataclass
 
-from . import facts, yamlfile
-from .content import SLUG, _Reader, _suggest
-from .errors import ContentError, ContentInvalid
-from .yamlfile import Map, Seq
+from generator.errors import ContentError, ContentInvalid
+from generator.load import facts, yamlfile
+from generator.load.content import SLUG, _Reader, _suggest
+from generator.load.yamlfile import Map, Seq
 
 BENCHMARK_IDS = ("mlp-train-step", "cnn-train-step", "transformer-block", "per-example-grads")
 VERDICTS = {"good": "✓", "caution": "⚠", "poor": "✗"}  # glyphs every text font has

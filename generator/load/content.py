@@ -12,11 +12,24 @@ import os
 import re
 from dataclasses import dataclass
 
-from . import codeinfo, facts, yamlfile
-from . import lanes as lane_registry
-from .errors import ContentError, ContentInvalid
-from .model import CODE, NONE, TEXT, Cell, Column, Counterexample, Equivalence, Row, Section, Sheet, Snippet, Source
-from .yamlfile import Map, Seq
+from generator.errors import ContentError, ContentInvalid
+from generator.load import codeinfo, facts, yamlfile
+from generator.load.yamlfile import Map, Seq
+from generator.model import (
+    CODE,
+    NONE,
+    TEXT,
+    Cell,
+    Column,
+    Counterexample,
+    Equivalence,
+    Row,
+    Section,
+    Sheet,
+    Snippet,
+    Source,
+)
+from generator.verify import lanes as lane_registry
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 DEFAULT_TIMEOUT = 60.0

@@ -1,0 +1,1 @@
+"""Benchmarks: the framework speed claims, measured; and the verification engine's own speed."""

@@ -1,0 +1,1 @@
+"""Contributor tools: new-row, changed rows, coverage, the local server."""

@@ -1,0 +1,1 @@
+"""Render: HTML pages, data exports and reader features from Sheets and their Verification."""

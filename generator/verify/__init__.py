@@ -1,0 +1,1 @@
+"""Verify: plan jobs from the content, run them in lane workers (cached), judge the results."""
