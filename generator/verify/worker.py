@@ -2,7 +2,9 @@
 
 Run as a script (`python -I generator/verify/worker.py LANE_JSON`); it uses the standard library only, so
 that a cell can import nothing of the generator. It speaks JSON lines: one "ready" message after its
-imports, then one "result" for each "run" it reads on stdin.
+imports, then one "result" for each "run" it reads on stdin. It is one file, over the 400 lines a
+module of the package keeps to, for that reason: a script of the standard library cannot import
+helpers from the package it belongs to.
 
 Why fork per cell: the parent imports the framework but never starts its runtime (no thread pools,
 no XLA client, no TF context), so a fork is cheap and safe, and each cell starts from the same clean
