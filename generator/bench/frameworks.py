@@ -69,6 +69,8 @@ from importlib import metadata
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+from generator.files import atomic_write
+
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = 1
 
@@ -637,9 +639,7 @@ def run_benchmarks(repo_root, cache_dir, force: bool = False, *, budget_s: float
     text = json.dumps(result, indent=1)  # key order matters: workloads and variants are in page order
     keep = previous is None or _measured(result) >= _measured(previous)
     for target in (cache_file, cache_dir / "last-run.json") if keep else (cache_dir / "last-run.json",):
-        tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, target)
+        atomic_write(target, text)
     if not keep and progress:
         progress(f"[bench] this run measured {_measured(result)} variants, the cached run {_measured(previous)}: keeping the "
                  f"cached run (this one is in {cache_dir / 'last-run.json'})")  # fmt: skip
@@ -667,9 +667,7 @@ def publish(result: dict, folder, name: str | None = None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{name or machine_name(result['machine'])}.json"
     data = {k: v for k, v in result.items() if k != "cached"}
-    tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
-    tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, target)
+    atomic_write(target, json.dumps(data, indent=1) + "\n")
     return target
 
 

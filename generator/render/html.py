@@ -23,6 +23,7 @@ from markupsafe import Markup, escape
 from pygments.lexers import PythonLexer
 from pygments.token import STANDARD_TYPES
 
+from generator.files import write_json
 from generator.load import facts
 from generator.load.content import CHECKED_LABEL, CHECKED_NOTE, checked_labels
 from generator.model import CODE, NONE, PASSED, STATUSES, TEXT, Sheet
@@ -76,11 +77,7 @@ class FragmentCache:
     def save(self, path: str) -> None:
         if not self.dirty:
             return
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump({"stamp": self.stamp(), "entries": self.entries}, handle, separators=(",", ":"))
-        os.replace(tmp, path)
+        write_json(path, {"stamp": self.stamp(), "entries": self.entries}, separators=(",", ":"))
         self.dirty = False
 
     def get(self, kind: str, text: str, make) -> str:

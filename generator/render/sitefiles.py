@@ -19,6 +19,8 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 
+from generator.files import write_json
+
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 
@@ -79,11 +81,7 @@ def _read_state(out_dir: str) -> dict:
 
 
 def _write_state(out_dir: str, state: dict) -> None:
-    path = _state_path(out_dir)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(state, handle)
-    os.replace(tmp, path)
+    write_json(_state_path(out_dir), state)
 
 
 @contextmanager

@@ -12,10 +12,10 @@ import json
 import os
 import platform
 import sys
-import tempfile
 from functools import cache
 from importlib import metadata
 
+from generator.files import discard, write_json, write_temp
 from generator.model import PASSED, Cell, Result
 from generator.verify.lanes import Lane, base_env
 
@@ -106,12 +106,9 @@ class Cache:
         if result.status != PASSED:
             return result  # failures are always run again: a failure is never stale-but-shown
         path = self._path(key)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
         record = {"key": key, "result": result.to_json()}
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+        tmp = write_temp(path, json.dumps(record, sort_keys=True))
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(record, handle, sort_keys=True)
             if replace:
                 os.replace(tmp, path)
             else:
@@ -125,10 +122,7 @@ class Cache:
                 except OSError:
                     os.replace(tmp, path)  # no hard links on this file system: last write wins
         finally:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+            discard(tmp)
         return Result.from_json(record["result"], cached=False)
 
     def load_timings(self) -> dict[str, float]:
@@ -141,9 +135,5 @@ class Cache:
             return {}
 
     def save_timings(self, timings: dict[str, float]) -> None:
-        os.makedirs(self.root, exist_ok=True)
         merged = {**self.load_timings(), **timings}
-        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(merged, handle, sort_keys=True)
-        os.replace(tmp, os.path.join(self.root, "timings.json"))
+        write_json(os.path.join(self.root, "timings.json"), merged, sort_keys=True)

@@ -18,6 +18,7 @@ import subprocess
 from dataclasses import dataclass
 
 from generator.errors import ContentError, ContentInvalid
+from generator.files import atomic_write
 from generator.model import NOT_APPLICABLE, PASSED, Job, Result
 
 FORMAT = 2
@@ -89,12 +90,7 @@ def write(path: str, machine: str, jobs: list[Job], results: dict[str, Result]) 
         )
     entries.sort(key=lambda e: e["id"])
     data = {"format": FORMAT, "machine": machine, "entries": entries}
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"  # never shared between concurrent writers
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=1, sort_keys=True)
-        handle.write("\n")
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
     return data
 
 
