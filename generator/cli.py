@@ -15,6 +15,7 @@ from generator.contrib import coverage as coverage_module
 from generator.contrib import serve as serve_module
 from generator.errors import ContentInvalid
 from generator.load import content, pages
+from generator.model import Status
 from generator.verify import gpu
 from generator.verify.progress import summary_table
 from generator.verify.verification import Verification, gpu_runs
@@ -114,12 +115,12 @@ def _report(verification, started: float) -> None:
     problems = set()
     for (sheet, row, column), verdict in verification.failures():
         for lane, result in verdict.results:
-            if result.status != "passed":
+            if result.status != Status.PASSED:
                 print(f"\n{result.status.upper()}: {sheet}/{row} [{column}] in lane {lane}", file=sys.stderr)
                 if result.error:
                     print(result.error.rstrip(), file=sys.stderr)
         for index, lane, result in verdict.counterexamples:
-            if result.status != "passed":
+            if result.status != Status.PASSED:
                 print(f"\n{result.status.upper()}: {sheet}/{row} [{column}] counterexample {index} in lane {lane}: {result.detail}", file=sys.stderr)
                 if result.error and result.detail.startswith(("expected", "the counterexample failed in")):
                     print(result.error.rstrip(), file=sys.stderr)
@@ -172,7 +173,7 @@ def markdown_summary(verification, only) -> str:
         if only is not None and row not in only and f"{sheet}/{row}" not in only:
             continue
         for lane, result in verdict.results:
-            mark = "✅" if result.status == "passed" else "❌"
+            mark = "✅" if result.status == Status.PASSED else "❌"
             versions = ", ".join(f"{k} {v}" for k, v in sorted(result.versions.items()))
             lines.append(f"| {mark} {result.status} | `{sheet}/{row}` | {column} | {lane} | {result.duration:.2f} s | {versions} |")
     if len(lines) == 2:

@@ -6,20 +6,36 @@ Plain frozen dataclasses. Every stage imports these; this module imports no stag
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 # Cell kinds.
 CODE = "code"
 TEXT = "text"
 NONE = "none"
 
-# Result statuses, from worst to best (the order used for "failures first").
-STATUSES = ("crashed", "timeout", "error", "failed", "stale", "skipped", "not-applicable", "passed")
-PASSED = "passed"
-FAILED = "failed"
-SKIPPED = "skipped"
-# A job that cannot run on this machine because a module its cell imports is not installed (e.g.
-# TensorFlow on a CUDA image): reported as such, never as an error, and never as verified.
-NOT_APPLICABLE = "not-applicable"
+
+
+class Status(StrEnum):
+    """What became of a job, from worst to best (the order used for "failures first"). The values
+    are the strings the worker, the cache, the ledger and the JSON exports use."""
+
+    CRASHED = "crashed"  # the cell's process died (signal, os._exit, the memory cap)
+    TIMEOUT = "timeout"
+    ERROR = "error"  # the lane could not run it (the worker failed to start or kept dying)
+    FAILED = "failed"  # setup, code or check raised (for a counterexample: it was not rejected)
+    STALE = "stale"  # a GPU ledger entry for an older version of the cell
+    SKIPPED = "skipped"  # not verified in this build
+    # A job that cannot run on this machine because a module its cell imports is not installed (e.g.
+    # TensorFlow on a CUDA image): reported as such, never as an error, and never as verified.
+    NOT_APPLICABLE = "not-applicable"
+    PASSED = "passed"
+
+
+STATUSES = tuple(Status)
+PASSED = Status.PASSED
+FAILED = Status.FAILED
+SKIPPED = Status.SKIPPED
+NOT_APPLICABLE = Status.NOT_APPLICABLE
 
 
 @dataclass(frozen=True)
@@ -171,7 +187,7 @@ class Job:
 class Result:
     """What running one job produced."""
 
-    status: str
+    status: Status
     duration: float = 0.0
     stdout: str = ""
     stderr: str = ""
@@ -208,7 +224,7 @@ class Result:
     @classmethod
     def from_json(cls, data: dict, cached: bool = False) -> Result:
         return cls(
-            status=str(data["status"]),
+            status=Status(data["status"]),
             duration=float(data.get("duration", 0.0)),
             stdout=str(data.get("stdout", "")),
             stderr=str(data.get("stderr", "")),

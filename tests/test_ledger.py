@@ -108,6 +108,10 @@ def test_badge_and_report_show_gpu_and_stale(tmp_path):
     [
         ('{"format": 1, "machine": "g", "entries": [}', "invalid ledger JSON"),
         ('{"format": 2, "machine": "g", "entries": [{"id": "x"}]}', "malformed ledger: an entry lacks"),
+        (
+            '{"format": 2, "machine": "g", "entries": [{"id": "x", "sheet": "s", "row": "r", "column": "c", "lane": "jax", "identity": "i", "status": "ok"}]}',
+            "malformed ledger: entry x: unknown status 'ok'",
+        ),
         ("[]", "malformed ledger: expected an object with format 2"),
         ('{"format": 1, "machine": "g", "entries": []}', "malformed ledger: expected an object with format 2"),
     ],

@@ -26,7 +26,7 @@ from pygments.token import STANDARD_TYPES
 from generator.files import write_json
 from generator.load import facts
 from generator.load.content import CHECKED_LABEL, CHECKED_NOTE, checked_labels
-from generator.model import CODE, NONE, PASSED, STATUSES, TEXT, Sheet
+from generator.model import CODE, NONE, PASSED, STATUSES, TEXT, Sheet, Status
 from generator.render import reader
 from generator.verify import ledger
 from generator.verify.verification import Verification
@@ -241,7 +241,7 @@ def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
             {
                 "machine": run.machine,
                 "lane": run.lane,
-                "status": "stale" if run.stale else run.result.status,
+                "status": Status.STALE if run.stale else run.result.status,
                 "counts": run.counts,
                 "device": run.result.device,
                 "date": run.result.date,
@@ -273,7 +273,7 @@ def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
             gpu=gpu,
             gpu_passed=any(run["counts"] for run in gpu),
             code=cell.code.text if cell.code else "",
-            status=verdict.status if verdict else "skipped",
+            status=verdict.status if verdict else Status.SKIPPED,
             lanes=lanes,
             passed_lanes=list(verdict.passed_lanes) if verdict else [],
             duration=verdict.duration if verdict else 0.0,
@@ -448,7 +448,7 @@ def ledger_records(verification: Verification) -> list[dict]:
                     "column": column,
                     "lane": run.lane,
                     "machine": run.machine,
-                    "status": "stale" if run.stale else run.result.status,
+                    "status": Status.STALE if run.stale else run.result.status,
                     "duration": round(run.result.duration, 4),
                     "versions": run.result.versions,
                     "device": run.result.device,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from generator.errors import ContentError, ContentInvalid
 from generator.files import atomic_write
-from generator.model import NOT_APPLICABLE, PASSED, Job, Result
+from generator.model import NOT_APPLICABLE, PASSED, STATUSES, Job, Result
 
 FORMAT = 2
 
@@ -131,6 +131,8 @@ def _validate(data) -> str:
         missing = {"id", "sheet", "row", "column", "lane", "identity", "status"} - set(entry if isinstance(entry, dict) else ())
         if missing:
             return f"an entry lacks {sorted(missing)}"
+        if entry["status"] not in STATUSES:
+            return f"entry {entry['id']}: unknown status {entry['status']!r} (one of {', '.join(STATUSES)})"
     return ""
 
 

@@ -22,7 +22,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field, replace
 
-from generator.model import NOT_APPLICABLE, PASSED, Job, Result
+from generator.model import NOT_APPLICABLE, PASSED, Job, Result, Status
 from generator.verify import progress as progress_display
 from generator.verify.cache import Cache, lane_versions
 from generator.verify.lanes import LANES, Lane, base_env
@@ -210,18 +210,18 @@ def judge_counterexample(job: Job, result: Result) -> Result:
     raises = job.raises
     last = result.error.strip().splitlines()[-1] if result.error.strip() else ""
     if result.status == PASSED:
-        verdict, detail = "failed", "the counterexample passed the check: the check is too weak to reject it"
-    elif result.status != "failed":
+        verdict, detail = Status.FAILED, "the counterexample passed the check: the check is too weak to reject it"
+    elif result.status != Status.FAILED:
         return result  # crashed, timed out, could not start: not a rejection, reported as it is
     elif raises:
         if result.stage == "code" and re.search(raises, result.error):
             verdict, detail = PASSED, f"raises as expected: {last}"
         else:
-            verdict, detail = "failed", f"expected the code to raise /{raises}/, but it failed in {result.stage or '?'} with: {last}"
+            verdict, detail = Status.FAILED, f"expected the code to raise /{raises}/, but it failed in {result.stage or '?'} with: {last}"
     elif result.stage == "check":
         verdict, detail = PASSED, f"rejected by the check: {last}"
     else:
-        verdict, detail = "failed", f"the counterexample failed in its {result.stage or '?'}, not in the check, with: {last} (give 'raises' if the wrong code itself is meant to raise)"
+        verdict, detail = Status.FAILED, f"the counterexample failed in its {result.stage or '?'}, not in the check, with: {last} (give 'raises' if the wrong code itself is meant to raise)"
     return replace(result, status=verdict, error=result.error if verdict != PASSED else "", detail=detail)
 
 
@@ -399,7 +399,7 @@ class _Scheduler:
             device = f"{lane.device}: {info.get('name', '?')} (driver {info.get('driver', '?')}, CUDA {info.get('cuda', '?')})"
             used_device, detail = device_evidence(message.get("evidence") or {})
         result = Result(
-            status=message["status"],
+            status=Status(message["status"]),
             duration=float(message.get("duration", 0.0)),
             stdout=message.get("stdout", ""),
             stderr=message.get("stderr", ""),
@@ -423,7 +423,7 @@ class _Scheduler:
         self.results[job.id] = result
         group = self.stats[key]
         group.cell_s += result.duration
-        if result.status == "passed":
+        if result.status == Status.PASSED:
             group.passed += 1
         else:
             group.failed += 1
@@ -433,7 +433,7 @@ class _Scheduler:
         except OSError:
             pass
 
-    def _failure(self, job: Job, status: str, reason: str) -> Result:
+    def _failure(self, job: Job, status: Status, reason: str) -> Result:
         """The result of a job its worker could not run."""
         return Result(status=status, error=reason, versions=lane_versions(self.lanes[job.lane]), device=self.cpu, date=self.date)
 
@@ -442,18 +442,18 @@ class _Scheduler:
         jobs += [job for job, _, _ in worker.in_flight.values()]
         worker.in_flight.clear()
         for job in jobs:
-            self._record(job, self._failure(job, "error", reason), worker.key)
+            self._record(job, self._failure(job, Status.ERROR, reason), worker.key)
         self._drop(worker)
 
     def _worker_died(self, worker: _Worker, reason: str) -> None:
         for job, _, _ in list(worker.in_flight.values()):
-            self._record(job, self._failure(job, "crashed", reason), worker.key)
+            self._record(job, self._failure(job, Status.CRASHED, reason), worker.key)
         worker.in_flight.clear()
         self._drop(worker)
         self.restarts[worker.key] = self.restarts.get(worker.key, 0) + 1
         if self.restarts[worker.key] > 3 and self.pending.get(worker.key):
             for job in self.pending.pop(worker.key):
-                self._record(job, self._failure(job, "error", "the lane worker kept dying"), worker.key)
+                self._record(job, self._failure(job, Status.ERROR, "the lane worker kept dying"), worker.key)
 
     def _drop(self, worker: _Worker) -> None:
         try:

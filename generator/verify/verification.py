@@ -12,7 +12,7 @@ import importlib.util
 from dataclasses import dataclass, field, replace
 from functools import cache
 
-from generator.model import CODE, FAILED, NOT_APPLICABLE, PASSED, SKIPPED, STATUSES, Cell, Job, Result, Sheet
+from generator.model import CODE, FAILED, NOT_APPLICABLE, PASSED, SKIPPED, STATUSES, Cell, Job, Result, Sheet, Status
 from generator.verify import equivalence
 from generator.verify import ledger as ledger_module
 from generator.verify.cache import Cache, job_identity, job_key
@@ -24,7 +24,7 @@ from generator.verify.runner import RunReport, run_jobs
 class CellVerdict:
     """A code cell's standing: the results of each of its lanes and the status they add up to."""
 
-    status: str
+    status: Status
     results: tuple[tuple[str, Result], ...]  # (lane, result) in the cell's lane order
     counterexamples: tuple[tuple[int, str, Result], ...] = ()  # (1-based index, lane, result)
     problem: str = ""  # a failure of the row as a whole (columns that differ), shown with the cell
