@@ -15,8 +15,9 @@ from generator.load import content
 from generator.model import NOT_APPLICABLE, PASSED, Cell, Job, Result, Snippet, Source
 from generator.verify import ledger, worker
 from generator.verify.cache import Cache, job_identity, job_key
+from generator.verify.judge import device_evidence
 from generator.verify.lanes import Lane
-from generator.verify.runner import device_evidence, run_jobs
+from generator.verify.runner import run_jobs
 from generator.verify.verification import Verification, judge, plan, verify
 from tests.conftest import ROOT, code_row, section, write_content
 
@@ -194,3 +195,4 @@ def test_cpu_only_cells_stay_off_the_gpu_and_gpu_only_cells_off_the_cpu(tmp_path
     sheets = content.load(write_content(tmp_path, {"s.yaml": rows}))
     assert [job.row for job in plan(sheets)] == ["host"]
     assert [job.row for job in plan(sheets, device="cuda")] == ["tf32"]
+

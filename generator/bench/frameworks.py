@@ -366,7 +366,7 @@ def package_versions() -> dict:
 
 
 def machine_info() -> dict:
-    from generator.verify.runner import cpu_model
+    from generator.verify.machine import cpu_model
 
     cpu = cpu_model()
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()

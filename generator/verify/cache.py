@@ -17,9 +17,8 @@ from importlib import metadata
 
 from generator.files import discard, write_json, write_temp
 from generator.model import PASSED, Cell, Result
+from generator.verify.lane_worker import WORKER_SCRIPT
 from generator.verify.lanes import Lane, base_env
-
-WORKER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 
 
 @cache

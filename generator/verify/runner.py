@@ -1,33 +1,31 @@
 """Running jobs: cached results first, then lane workers scheduled over the machine's cores.
 
-The scheduler keeps every core busy while work waits: each free core goes to the lane with the
-most estimated work left (its import included while its worker has not started), and within a lane
-to the longest job first. A lane worker runs as many cells at once as the scheduler hands it, so a
-long lane can use every core. Estimates come from the durations measured on earlier runs.
+The scheduler keeps every core busy while work waits; which lane gets a free core is the policy in
+scheduler.py, and within a lane the longest job goes first. A lane worker runs as many cells at
+once as the scheduler hands it, so a long lane can use every core. Estimates come from the
+durations measured on earlier runs. A worker whose lane has nothing left to run is stopped.
 """
 
 from __future__ import annotations
 
 import datetime
-import json
 import os
-import platform
-import re
 import selectors
 import shutil
-import signal
 import subprocess
-import sys
 import tempfile
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-from generator.model import NOT_APPLICABLE, PASSED, Job, Result, Status
+from generator.model import Job, Result, Status
 from generator.verify import progress as progress_display
 from generator.verify.cache import Cache, lane_versions
-from generator.verify.lanes import LANES, Lane, base_env
+from generator.verify.judge import device_evidence, judge_counterexample, not_applicable
+from generator.verify.lane_worker import LaneWorker, worker_env
+from generator.verify.lanes import LANES, Lane
+from generator.verify.machine import cpu_description
+from generator.verify.scheduler import Queue, WorkerState, next_lane
 
-WORKER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 DEFAULT_MEMORY_CAP = 6 * 2**30
 DEFAULT_JOB_ESTIMATE = 1.0
 DEFAULT_IMPORT_ESTIMATE = 3.0
@@ -54,99 +52,6 @@ class RunReport:
     ran: int = 0  # jobs run (not taken from the cache)
     workers: int = 0  # lane workers started
     notes: list = field(default_factory=list)  # what the workers said once (e.g. cells spawned, not forked)
-
-
-def cpu_model() -> str:
-    """The processor's model name, e.g. 'AMD EPYC 7B13'."""
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return model
-
-
-def cpu_description() -> str:
-    """The processor this machine runs cells on, e.g. 'cpu: AMD EPYC 7B13 (2 cores)'."""
-    return f"cpu: {cpu_model()} ({os.cpu_count()} cores)"
-
-
-class _Worker:
-    """One lane worker process and the jobs it is running."""
-
-    def __init__(self, key: str, lane: Lane, config: dict, env: dict, scratch: str):
-        self.key = key
-        self.lane = lane
-        self.in_flight: dict[str, tuple[Job, float, int]] = {}  # job id -> (job, started, slots)
-        self.ready = False
-        self.buffer = b""
-        log = open(os.path.join(scratch, f"worker-{os.getpid()}-{id(self)}.log"), "wb")
-        self.process = subprocess.Popen(
-            [sys.executable, "-I", WORKER_SCRIPT, json.dumps(config)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            env=env,
-            cwd=scratch,
-            start_new_session=True,
-        )
-        log.close()
-        self.started = time.perf_counter()
-        self.versions: dict = {}
-
-    def send(self, message: dict) -> None:
-        self.process.stdin.write((json.dumps(message) + "\n").encode())
-        self.process.stdin.flush()
-
-    def messages(self):
-        data = os.read(self.process.stdout.fileno(), 1 << 20)
-        if not data:
-            raise EOFError
-        self.buffer += data
-        while b"\n" in self.buffer:
-            line, self.buffer = self.buffer.split(b"\n", 1)
-            yield json.loads(line)
-
-    def kill(self) -> None:
-        try:
-            os.killpg(self.process.pid, signal.SIGTERM)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            self.process.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout):
-            try:
-                stream.close()
-            except OSError:
-                pass
-
-
-def worker_env(lane: Lane, home: str, scratch: str) -> dict:
-    """The minimal environment a worker and its cells see: nothing of the parent's secrets."""
-    venv_bin = os.path.dirname(sys.executable)
-    return {
-        "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin",
-        "HOME": home,
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "TMPDIR": scratch,
-        "PYTHONHASHSEED": "0",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONUNBUFFERED": "1",
-        # compile caches survive between cells and builds (lanes.base_env says how they are keyed)
-        "TORCHINDUCTOR_CACHE_DIR": os.path.join(home, "torchinductor"),
-        "JAX_COMPILATION_CACHE_DIR": os.path.join(home, "jax-cache"),
-        **base_env(lane),
-    }
 
 
 def run_jobs(
@@ -191,54 +96,6 @@ def run_jobs(
     return RunReport(results, stats, time.perf_counter() - started, ran, workers, notes)
 
 
-def not_applicable(job: Job, lane: Lane) -> Result:
-    """The result of a job whose cell imports what this machine lacks: it cannot run here."""
-    missing = ", ".join(job.missing)
-    return Result(
-        status=NOT_APPLICABLE,
-        error=f"not run here: the cell imports {missing}, which is not installed on this machine",
-        versions=lane_versions(lane),
-        device=cpu_description() if lane.device == "cpu" else lane.device,
-        date=datetime.date.today().isoformat(),
-    )
-
-
-def judge_counterexample(job: Job, result: Result) -> Result:
-    """A counterexample passes (is proven wrong) only when its check rejects it, or, with `raises`,
-    when its code raises a matching error. A counterexample that runs and passes the check shows the
-    check too weak; one that breaks in the setup, or raises something else, proves nothing."""
-    raises = job.raises
-    last = result.error.strip().splitlines()[-1] if result.error.strip() else ""
-    if result.status == PASSED:
-        verdict, detail = Status.FAILED, "the counterexample passed the check: the check is too weak to reject it"
-    elif result.status != Status.FAILED:
-        return result  # crashed, timed out, could not start: not a rejection, reported as it is
-    elif raises:
-        if result.stage == "code" and re.search(raises, result.error):
-            verdict, detail = PASSED, f"raises as expected: {last}"
-        else:
-            verdict, detail = Status.FAILED, f"expected the code to raise /{raises}/, but it failed in {result.stage or '?'} with: {last}"
-    elif result.stage == "check":
-        verdict, detail = PASSED, f"rejected by the check: {last}"
-    else:
-        verdict, detail = Status.FAILED, f"the counterexample failed in its {result.stage or '?'}, not in the check, with: {last} (give 'raises' if the wrong code itself is meant to raise)"
-    return replace(result, status=verdict, error=result.error if verdict != PASSED else "", detail=detail)
-
-
-def device_evidence(evidence: dict) -> tuple[bool, str]:
-    """Whether a GPU run did work on the GPU, and the evidence, from the worker's counters."""
-    parts = []
-    if evidence.get("torch_allocations", 0) > 0:
-        parts.append(f"{evidence['torch_allocations']} CUDA allocations (torch)")
-    if evidence.get("jax_live_arrays", 0) > 0:
-        parts.append(f"{evidence['jax_live_arrays']} live JAX arrays on the GPU")
-    if evidence.get("namespace_arrays", 0) > 0:
-        parts.append(f"{evidence['namespace_arrays']} arrays left on the GPU")
-    if not parts:
-        return False, "no GPU work seen: the cell runs anywhere (metadata only)"
-    return True, "; ".join(parts)
-
-
 class _Scheduler:
     def __init__(self, pending, results, stats, cache, cores, memory_cap, lanes, display, force=False):
         self.force = force
@@ -252,7 +109,7 @@ class _Scheduler:
         self.display = display
         self.timings = cache.load_timings()
         self.new_timings: dict[str, float] = {}
-        self.workers: dict[str, _Worker] = {}
+        self.workers: dict[str, LaneWorker] = {}
         self.started = 0
         self.restarts: dict[str, int] = {}
         self.notes: list[str] = []
@@ -294,27 +151,18 @@ class _Scheduler:
 
     def _dispatch(self) -> None:
         while True:
-            free = self.cores - self._busy()
-            if free <= 0:
-                return
-            best = None
+            queues = []
             for key, jobs in self.pending.items():
                 if not jobs:
                     continue
                 worker = self.workers.get(key)
-                remaining = sum(self._estimate(job) for job in jobs)
-                if worker is None:
-                    remaining += self._import_estimate(key)
-                elif not worker.ready:
-                    continue
+                state = WorkerState.NONE if worker is None else WorkerState.READY if worker.ready else WorkerState.STARTING
                 slots = min(self.lanes[jobs[-1].lane].processes, self.cores)
-                if slots > free and worker is not None:
-                    continue
-                if best is None or remaining > best[0]:
-                    best = (remaining, key)
-            if best is None:
+                remaining = sum(self._estimate(job) for job in jobs)
+                queues.append(Queue(key, remaining, self._import_estimate(key), state, slots))
+            key = next_lane(queues, self.cores - self._busy())
+            if key is None:
                 return
-            key = best[1]
             worker = self.workers.get(key)
             if worker is None:
                 self._start_worker(key)
@@ -332,12 +180,12 @@ class _Scheduler:
             "scratch": self.scratch,
             "memory_cap": self.memory_cap,
         }
-        worker = _Worker(key, lane, config, worker_env(lane, home, self.scratch), self.scratch)
+        worker = LaneWorker(key, lane, config, worker_env(lane, home, self.scratch), self.scratch)
         self.workers[key] = worker
         self.started += 1
         self.selector.register(worker.process.stdout, selectors.EVENT_READ, worker)
 
-    def _send_job(self, worker: _Worker, job: Job) -> None:
+    def _send_job(self, worker: LaneWorker, job: Job) -> None:
         lane = self.lanes[job.lane]
         cell = job.cell
         message = {
@@ -374,9 +222,17 @@ class _Scheduler:
                 if now - started > job.timeout + WATCHDOG_GRACE:
                     self._worker_died(worker, "the lane worker stopped answering")
                     break
+        self._stop_idle()
         self.display.update()
 
-    def _handle(self, worker: _Worker, message: dict) -> None:
+    def _stop_idle(self) -> None:
+        """Stop the workers whose lanes have nothing left to run: each holds its framework in memory
+        (0.3-0.8 GB), and the lanes still running need it more."""
+        for key, worker in list(self.workers.items()):
+            if worker.ready and not worker.in_flight and not self.pending.get(key):
+                self._drop(worker)
+
+    def _handle(self, worker: LaneWorker, message: dict) -> None:
         group = self.stats[worker.key]
         if message["type"] == "ready":
             if message.get("error"):
@@ -437,7 +293,7 @@ class _Scheduler:
         """The result of a job its worker could not run."""
         return Result(status=status, error=reason, versions=lane_versions(self.lanes[job.lane]), device=self.cpu, date=self.date)
 
-    def _fail_lane(self, worker: _Worker, reason: str) -> None:
+    def _fail_lane(self, worker: LaneWorker, reason: str) -> None:
         jobs = self.pending.pop(worker.key, [])
         jobs += [job for job, _, _ in worker.in_flight.values()]
         worker.in_flight.clear()
@@ -445,7 +301,16 @@ class _Scheduler:
             self._record(job, self._failure(job, Status.ERROR, reason), worker.key)
         self._drop(worker)
 
-    def _worker_died(self, worker: _Worker, reason: str) -> None:
+    def _worker_died(self, worker: LaneWorker, reason: str) -> None:
+        try:
+            worker.process.wait(timeout=1)  # after EOF the exit status follows at once
+        except subprocess.TimeoutExpired:
+            pass  # alive but not answering: _drop kills it
+        if worker.process.returncode is not None:
+            reason += f" (exit status {worker.process.returncode})"
+        tail = worker.stderr_tail()
+        if tail:
+            reason += f"; its last words on stderr:\n{tail}"
         for job, _, _ in list(worker.in_flight.values()):
             self._record(job, self._failure(job, Status.CRASHED, reason), worker.key)
         worker.in_flight.clear()
@@ -453,9 +318,9 @@ class _Scheduler:
         self.restarts[worker.key] = self.restarts.get(worker.key, 0) + 1
         if self.restarts[worker.key] > 3 and self.pending.get(worker.key):
             for job in self.pending.pop(worker.key):
-                self._record(job, self._failure(job, Status.ERROR, "the lane worker kept dying"), worker.key)
+                self._record(job, self._failure(job, Status.ERROR, f"the lane worker kept dying; the last time: {reason}"), worker.key)
 
-    def _drop(self, worker: _Worker) -> None:
+    def _drop(self, worker: LaneWorker) -> None:
         try:
             self.selector.unregister(worker.process.stdout)
         except (KeyError, ValueError):

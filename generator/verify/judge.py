@@ -1,0 +1,61 @@
+"""What a worker's result means: a counterexample's verdict, evidence of GPU work, a job that
+cannot run here."""
+
+from __future__ import annotations
+
+import datetime
+import re
+from dataclasses import replace
+
+from generator.model import NOT_APPLICABLE, PASSED, Job, Result, Status
+from generator.verify.cache import lane_versions
+from generator.verify.lanes import Lane
+from generator.verify.machine import cpu_description
+
+
+def not_applicable(job: Job, lane: Lane) -> Result:
+    """The result of a job whose cell imports what this machine lacks: it cannot run here."""
+    missing = ", ".join(job.missing)
+    return Result(
+        status=NOT_APPLICABLE,
+        error=f"not run here: the cell imports {missing}, which is not installed on this machine",
+        versions=lane_versions(lane),
+        device=cpu_description() if lane.device == "cpu" else lane.device,
+        date=datetime.date.today().isoformat(),
+    )
+
+
+def judge_counterexample(job: Job, result: Result) -> Result:
+    """A counterexample passes (is proven wrong) only when its check rejects it, or, with `raises`,
+    when its code raises a matching error. A counterexample that runs and passes the check shows the
+    check too weak; one that breaks in the setup, or raises something else, proves nothing."""
+    raises = job.raises
+    last = result.error.strip().splitlines()[-1] if result.error.strip() else ""
+    if result.status == PASSED:
+        verdict, detail = Status.FAILED, "the counterexample passed the check: the check is too weak to reject it"
+    elif result.status != Status.FAILED:
+        return result  # crashed, timed out, could not start: not a rejection, reported as it is
+    elif raises:
+        if result.stage == "code" and re.search(raises, result.error):
+            verdict, detail = PASSED, f"raises as expected: {last}"
+        else:
+            verdict, detail = Status.FAILED, f"expected the code to raise /{raises}/, but it failed in {result.stage or '?'} with: {last}"
+    elif result.stage == "check":
+        verdict, detail = PASSED, f"rejected by the check: {last}"
+    else:
+        verdict, detail = Status.FAILED, f"the counterexample failed in its {result.stage or '?'}, not in the check, with: {last} (give 'raises' if the wrong code itself is meant to raise)"
+    return replace(result, status=verdict, error=result.error if verdict != PASSED else "", detail=detail)
+
+
+def device_evidence(evidence: dict) -> tuple[bool, str]:
+    """Whether a GPU run did work on the GPU, and the evidence, from the worker's counters."""
+    parts = []
+    if evidence.get("torch_allocations", 0) > 0:
+        parts.append(f"{evidence['torch_allocations']} CUDA allocations (torch)")
+    if evidence.get("jax_live_arrays", 0) > 0:
+        parts.append(f"{evidence['jax_live_arrays']} live JAX arrays on the GPU")
+    if evidence.get("namespace_arrays", 0) > 0:
+        parts.append(f"{evidence['namespace_arrays']} arrays left on the GPU")
+    if not parts:
+        return False, "no GPU work seen: the cell runs anywhere (metadata only)"
+    return True, "; ".join(parts)
