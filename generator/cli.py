@@ -16,9 +16,11 @@ from generator.contrib import serve as serve_module
 from generator.errors import ContentInvalid
 from generator.load import content, pages
 from generator.model import Status
-from generator.verify import gpu
+from generator.verify import explain, gpu
+from generator.verify.cache import Cache
+from generator.verify.lanes import LANES
 from generator.verify.progress import summary_table
-from generator.verify.verification import Verification, gpu_runs
+from generator.verify.verification import Verification, gpu_runs, plan
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -53,6 +55,13 @@ def parser() -> argparse.ArgumentParser:
 
     verify.add_argument("--changed-since", metavar="REF", help="run only the rows whose cells differ from git REF")
     verify.add_argument("--summary", metavar="FILE", help="write a Markdown table of the cells run (for a CI job summary)")
+    verify.add_argument("--explain", action="append", metavar="ROW_ID", help="say why each cell of this row would run or comes from the cache; run nothing (repeatable)")
+
+    cache = commands.add_parser("cache", help="look after the result cache")
+    cache.add_argument("action", choices=("prune",), help="prune: remove the results no current cell can use, and stale temporary files")
+    _common(cache)
+    cache.add_argument("--cache", default=".cache", help="the cache folder (default: .cache)")
+    cache.add_argument("--dry-run", action="store_true", help="say what would be removed; remove nothing")
 
     check = commands.add_parser("check", help="load and validate the content; run nothing")
     _common(check)
@@ -148,6 +157,13 @@ def cmd_build(args) -> int:
 
 
 def cmd_verify(args) -> int:
+    if args.explain:
+        jobs = plan(content.load(args.content), only=set(args.explain))
+        if not jobs:
+            print(f"no code cell in {', '.join(args.explain)}", file=sys.stderr)
+            return 2
+        print("\n".join(explain.explain(jobs, Cache(args.cache), LANES, force=args.force)))
+        return 0
     if args.device != "cpu":
         return gpu.verify_on_device(args)
     started = time.perf_counter()
@@ -179,6 +195,15 @@ def markdown_summary(verification, only) -> str:
     if len(lines) == 2:
         lines.append("| – | no row changed | | | | |")
     return "\n".join(lines) + "\n"
+
+
+def cmd_cache(args) -> int:
+    sheets = content.load(args.content)
+    keep = {job.key for device in ("cpu", "cuda") for job in plan(sheets, device=device, gpus=8)}
+    removed, kept, freed = explain.prune(Cache(args.cache), keep, dry_run=args.dry_run)
+    verb = "would remove" if args.dry_run else "removed"
+    print(f"{verb} {removed} result(s) ({freed / 2**20:.1f} MiB) that no current cell can use; kept {kept}")
+    return 0
 
 
 def cmd_check(args) -> int:
@@ -216,4 +241,5 @@ COMMANDS = {
     "new-row": cmd_new_row,
     "coverage": cmd_coverage,
     "serve": cmd_serve,
+    "cache": cmd_cache,
 }

@@ -52,7 +52,12 @@ def job_identity(cell: Cell, lane: Lane, expect: dict | None = None) -> str:
     """What a run is, on any machine: the cell, what is expected of it, the lane's definition,
     the worker's code and the device class. No versions: a GPU machine never has the CPU lock's
     versions, and its results must still count (the ledger records and shows them)."""
-    parts = {
+    return _hash(identity_parts(cell, lane, expect))
+
+
+def identity_parts(cell: Cell, lane: Lane, expect: dict | None = None) -> dict:
+    """The parts a job's identity is the hash of (explain.py names the ones that changed)."""
+    return {
         "code": cell.code.text if cell.code else "",
         "setup": cell.setup.text if cell.setup else "",
         "check": cell.check.text if cell.check else "",
@@ -66,7 +71,6 @@ def job_identity(cell: Cell, lane: Lane, expect: dict | None = None) -> str:
         "device": lane.device,
         "runner": runner_code_hash(),
     }
-    return _hash(parts)
 
 
 def job_key(cell: Cell, lane: Lane, expect: dict | None = None) -> str:

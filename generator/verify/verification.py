@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 
 from generator.model import CODE, FAILED, NOT_APPLICABLE, PASSED, SKIPPED, STATUSES, Cell, Job, Result, Sheet, Status
-from generator.verify import equivalence
+from generator.verify import equivalence, explain
 from generator.verify import ledger as ledger_module
 from generator.verify.cache import Cache, job_identity, job_key
 from generator.verify.lanes import LANES, on_device
@@ -167,6 +167,8 @@ def verify(
             cached = cache.get(job.key)
             if cached is not None:
                 results[job.id] = cached
+    if report is not None:
+        explain.remember(cache, all_jobs, results, LANES)
     verdicts, same = judge_with_equivalence(all_jobs, results)
     gpu, gpu_jobs = gpu_runs(sheets, ledger_dir)
     return Verification(report, verdicts, gpu, gpu_jobs, same)

@@ -1,0 +1,54 @@
+"""`verify --explain ROW` says why a cell runs; `cache prune` removes what no cell can use."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from tests.conftest import ROOT, code_row, section, write_content
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "generator", *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def _write(tmp_path, check: str, code: str = "x = 2") -> str:
+    return write_content(tmp_path / "content", {"s.yaml": section(code_row("r", code, check))})
+
+
+def test_explain_names_the_part_that_changed_and_the_cached_cells(tmp_path):
+    cache = str(tmp_path / "cache")
+    content_dir = _write(tmp_path, "assert x == 2")
+    first = _cli("verify", "--explain", "r", "--content", content_dir, "--cache", cache)
+    assert first.returncode == 0 and "t/r [pytorch] in python: runs: no earlier run" in first.stdout, first.stdout + first.stderr
+    assert _cli("verify", "--content", content_dir, "--cache", cache, "--quiet").returncode == 0
+    cached = _cli("verify", "--explain", "t/r", "--content", content_dir, "--cache", cache)
+    assert "t/r [pytorch] in python: from the cache (passed on" in cached.stdout, cached.stdout
+    _write(tmp_path, "assert x == 2, x")
+    edited = _cli("verify", "--explain", "r", "--content", content_dir, "--cache", cache)
+    assert "runs: its check changed" in edited.stdout and "code" not in edited.stdout.split("runs:")[1], edited.stdout
+
+
+def test_explain_says_a_failed_cell_was_not_cached(tmp_path):
+    cache = str(tmp_path / "cache")
+    content_dir = _write(tmp_path, "assert x == 3")
+    assert _cli("verify", "--content", content_dir, "--cache", cache, "--quiet").returncode == 1
+    explained = _cli("verify", "--explain", "r", "--content", content_dir, "--cache", cache)
+    assert "runs: its last run ended 'failed' (only passed results are cached)" in explained.stdout, explained.stdout
+
+
+def test_prune_removes_the_results_of_edited_cells_and_keeps_the_current_ones(tmp_path):
+    cache = str(tmp_path / "cache")
+    content_dir = _write(tmp_path, "assert x == 2")
+    assert _cli("verify", "--content", content_dir, "--cache", cache, "--quiet").returncode == 0
+    _write(tmp_path, "assert x == 4", code="x = 4")
+    assert _cli("verify", "--content", content_dir, "--cache", cache, "--quiet").returncode == 0
+    entries = lambda: sorted(f for _, _, files in os.walk(os.path.join(cache, "results")) for f in files)  # noqa: E731
+    assert len(entries()) == 2
+    dry = _cli("cache", "prune", "--dry-run", "--content", content_dir, "--cache", cache)
+    assert "would remove 1 result(s)" in dry.stdout and len(entries()) == 2, dry.stdout + dry.stderr
+    pruned = _cli("cache", "prune", "--content", content_dir, "--cache", cache)
+    assert "removed 1 result(s)" in pruned.stdout and "kept 1" in pruned.stdout, pruned.stdout
+    rebuilt = _cli("verify", "--explain", "r", "--content", content_dir, "--cache", cache)
+    assert "from the cache" in rebuilt.stdout, rebuilt.stdout
