@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from generator.bench import frameworks as bench
+from generator.bench import chart as bench_chart
+from generator.bench import results as bench_results
 from generator.load import content, pages
 from generator.render import html as render
 from generator.render import sitefiles
@@ -62,7 +63,7 @@ def build(options: Options) -> Outcome:
     sheets = content.load(options.content_dir)
     guide_pages = pages.load(options.content_dir, sheets)  # content errors surface before any cell runs
     # the benchmarks are data made by `make bench`: the build renders the published run, never runs one
-    measured = bench.load_published(os.path.join(options.content_dir, "benchmarks"), ROOT) if options.benchmarks else None
+    measured = bench_results.load_published(os.path.join(options.content_dir, "benchmarks"), ROOT) if options.benchmarks else None
     sheets, verification = run_verification(options, sheets)
     if verification.failures() and not options.keep_going:
         return Outcome(verification, written=False)
@@ -84,8 +85,8 @@ def build(options: Options) -> Outcome:
 
 def benchmarks_page(env, context: dict, measured: dict) -> bytes:
     """The benchmarks page: the measured figures, their charts and the seed claims' verdicts."""
-    charts = {workload: bench.render_chart_svg(result) for workload, result in measured["workloads"].items()}
+    charts = {workload: bench_chart.render_chart_svg(result) for workload, result in measured["workloads"].items()}
     html = env.get_template("benchmarks.html").render(
-        bench=measured, charts=charts, claims=bench.claim_verdicts(measured), nav=context["nav"], assets=context["assets"], page_path="benchmarks.html"
+        bench=measured, charts=charts, claims=bench_results.claim_verdicts(measured), nav=context["nav"], assets=context["assets"], page_path="benchmarks.html"
     )
     return html.encode()

@@ -9,7 +9,7 @@ import sys
 import time
 
 from generator import build as build_stage
-from generator.bench import frameworks as bench
+from generator.bench import results as bench_results
 from generator.contrib import changes, newrow
 from generator.contrib import coverage as coverage_module
 from generator.contrib import serve as serve_module
@@ -209,7 +209,7 @@ def cmd_cache(args) -> int:
 def cmd_check(args) -> int:
     sheets = content.load(args.content)
     pages.load(args.content, sheets)
-    bench.load_published(os.path.join(args.content, "benchmarks"))
+    bench_results.load_published(os.path.join(args.content, "benchmarks"))
     rows = sum(1 for sheet in sheets for _ in sheet.rows())
     print(f"{len(sheets)} sheet(s), {rows} row(s): the content is valid", file=sys.stderr)
     return 0

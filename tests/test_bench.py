@@ -14,7 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from generator.bench import frameworks as bench
+from generator.bench import chart as bench_chart
+from generator.bench import measure as bench_measure
+from generator.bench import results as bench_results
+from generator.bench import run as bench_run
 from generator.errors import ContentInvalid
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,7 +46,7 @@ def build(mode, d):
     return step
 """
 
-FAKE_WORKER = bench.Worker("py", "py", (), {}, {"good": "py-good", "bad": "py-bad"})
+FAKE_WORKER = bench_measure.Worker("py", "py", (), {}, {"good": "py-good", "bad": "py-bad"})
 
 
 def fake_root(tmp_path: Path) -> Path:
@@ -67,7 +70,7 @@ def test_a_variant_with_a_different_loss_fails_and_is_not_timed():
         n["calls"] += 1
         return {"loss": 2.5}
 
-    result = bench.measure_variant(step, {"loss": 2.0}, {"loss": 1e-4})
+    result = bench_measure.measure_variant(step, {"loss": 2.0}, {"loss": 1e-4})
     assert result["status"] == "failed"
     assert n["calls"] == 1  # only the checked first step ran
     assert result["steps"] == 0 and result["step_median_s"] is None and result["step_p10_s"] is None
@@ -75,26 +78,26 @@ def test_a_variant_with_a_different_loss_fails_and_is_not_timed():
 
 
 def test_a_variant_within_tolerance_is_timed():
-    result = bench.measure_variant(lambda: {"loss": 2.0 * (1 + 5e-5)}, {"loss": 2.0}, {"loss": 1e-4})
+    result = bench_measure.measure_variant(lambda: {"loss": 2.0 * (1 + 5e-5)}, {"loss": 2.0}, {"loss": 1e-4})
     assert result["status"] == "ok"
-    assert result["steps"] >= bench.SETTINGS["min_steps"]
+    assert result["steps"] >= bench_measure.SETTINGS["min_steps"]
     assert result["step_p10_s"] <= result["step_median_s"] <= result["step_p90_s"]
 
 
 def test_every_reference_metric_is_checked():
-    problems = bench.check_equal_work(
+    problems = bench_measure.check_equal_work(
         {"loss": 2.0, "gsq": 11.0}, {"loss": 2.0, "gsq": 10.0}, {"loss": 1e-4, "gsq": 1e-3}
     )
     assert len(problems) == 1 and problems[0].startswith("gsq")
-    assert bench.check_equal_work({"loss": float("nan")}, {"loss": 2.0}, {"loss": 1e-4})
-    assert bench.check_equal_work({}, {"loss": 2.0}, {"loss": 1e-4})
+    assert bench_measure.check_equal_work({"loss": float("nan")}, {"loss": 2.0}, {"loss": 1e-4})
+    assert bench_measure.check_equal_work({}, {"loss": 2.0}, {"loss": 1e-4})
 
 
 def test_fake_workload_through_the_runner(tmp_path):
     root = fake_root(tmp_path)
-    result = bench.run_benchmarks(root, tmp_path / "cache", workers=(FAKE_WORKER,), budget_s=60)
+    result = bench_run.run_benchmarks(root, tmp_path / "cache", workers=(FAKE_WORKER,), budget_s=60)
     variants = result["workloads"]["fake-step"]["variants"]
-    assert variants["py-good"]["status"] == "ok" and variants["py-good"]["steps"] >= bench.SETTINGS["min_steps"]
+    assert variants["py-good"]["status"] == "ok" and variants["py-good"]["steps"] >= bench_measure.SETTINGS["min_steps"]
     assert variants["py-bad"]["status"] == "failed"
     assert variants["py-bad"]["step_median_s"] is None and variants["py-bad"]["steps"] == 0
     assert calls(root).count("bad") == 1
@@ -103,29 +106,29 @@ def test_fake_workload_through_the_runner(tmp_path):
 
     # nothing changed: served from the cache, nothing runs
     before = len(calls(root))
-    again = bench.run_benchmarks(root, tmp_path / "cache", workers=(FAKE_WORKER,), budget_s=60)
+    again = bench_run.run_benchmarks(root, tmp_path / "cache", workers=(FAKE_WORKER,), budget_s=60)
     assert again["cached"] and len(calls(root)) == before
     assert again["workloads"] == result["workloads"]
 
     # the workload code changed: it runs again
     module = root / "snippets" / "bench" / "fake_py.py"
     module.write_text(module.read_text() + "\n# changed\n")
-    third = bench.run_benchmarks(root, tmp_path / "cache", workers=(FAKE_WORKER,), budget_s=60)
+    third = bench_run.run_benchmarks(root, tmp_path / "cache", workers=(FAKE_WORKER,), budget_s=60)
     assert not third["cached"] and len(calls(root)) > before
 
 
 def test_a_run_out_of_time_reports_skipped_variants(tmp_path):
     root = fake_root(tmp_path)
-    result = bench.run_benchmarks(root, tmp_path / "cache", workers=(FAKE_WORKER,), budget_s=1.0)
+    result = bench_run.run_benchmarks(root, tmp_path / "cache", workers=(FAKE_WORKER,), budget_s=1.0)
     variants = result["workloads"]["fake-step"]["variants"]
     assert {v["status"] for v in variants.values()} == {"skipped"}
     assert not result["complete"] and calls(root) == []
     # an incomplete cached run is tried again, and the fuller run replaces it
-    again = bench.run_benchmarks(root, tmp_path / "cache", workers=(FAKE_WORKER,), budget_s=60)
+    again = bench_run.run_benchmarks(root, tmp_path / "cache", workers=(FAKE_WORKER,), budget_s=60)
     assert again["complete"] and not again["cached"]
     # a poorer run never replaces a fuller one
-    assert bench.run_benchmarks(root, tmp_path / "cache", workers=(FAKE_WORKER,), budget_s=60)["cached"]
-    poorer = bench.run_benchmarks(root, tmp_path / "cache", force=True, workers=(FAKE_WORKER,), budget_s=1.0)
+    assert bench_run.run_benchmarks(root, tmp_path / "cache", workers=(FAKE_WORKER,), budget_s=60)["cached"]
+    poorer = bench_run.run_benchmarks(root, tmp_path / "cache", force=True, workers=(FAKE_WORKER,), budget_s=1.0)
     assert poorer["complete"] and poorer["cache_key"] == again["cache_key"]
 
 
@@ -134,14 +137,14 @@ def test_verdicts_compare_cpu_time_when_measured():
     for w in b["workloads"].values():
         for vid, cpu in (("jax-jit", 0.008), ("torch-compile", 0.004)):  # CPU: torch.compile twice as fast
             w["variants"][vid].update(step_cpu_median_s=cpu, step_cpu_p10_s=cpu * 0.95, step_cpu_p90_s=cpu * 1.05)
-    c = {c["id"]: c for c in bench.claim_verdicts(b)}["jax-jit-vs-torch-compile"]
+    c = {c["id"]: c for c in bench_results.claim_verdicts(b)}["jax-jit-vs-torch-compile"]
     assert c["outcome"] == "not held" and "0.50x, wall clock 2.00x" in c["verdict"]
 
 
 def test_the_runner_reads_each_roots_own_workloads(tmp_path):
-    fake = bench._load_benchdata(fake_root(tmp_path))  # as a worker would: imported as `benchdata`
+    fake = bench_measure._load_benchdata(fake_root(tmp_path))  # as a worker would: imported as `benchdata`
     assert list(fake.WORKLOADS) == ["fake-step"]
-    real = bench._load_benchdata(ROOT, isolated=True)
+    real = bench_measure._load_benchdata(ROOT, isolated=True)
     assert list(real.WORKLOADS) == ["mlp-train-step", "cnn-train-step", "transformer-block", "per-example-grads"]
 
 
@@ -151,7 +154,7 @@ def test_the_update_check_drops_a_variant_that_diverges_after_one_step():
          "step_median_s": 0.01, "step_p10_s": 0.009, "step_p90_s": 0.011, "steps": 5}
         for v, after in (("torch-eager", 1.9), ("jax-jit", 1.9), ("tf-eager", 1.95))
     ]  # fmt: skip
-    out = bench.assemble(records, {}, {"w": {"title": "W", "description": ""}}, bench.WORKERS)
+    out = bench_run.assemble(records, {}, {"w": {"title": "W", "description": ""}}, bench_measure.WORKERS)
     variants = out["w"]["variants"]
     assert variants["torch-eager"]["status"] == variants["jax-jit"]["status"] == "ok"
     assert variants["tf-eager"]["status"] == "failed" and variants["tf-eager"]["step_median_s"] is None
@@ -159,15 +162,15 @@ def test_the_update_check_drops_a_variant_that_diverges_after_one_step():
 
 
 def test_lanes_balance_the_workers_and_keep_their_order():
-    lanes = bench._lanes(bench.WORKERS, 2)
-    assert len(lanes) == 2 and sorted(w.name for lane in lanes for w in lane) == sorted(w.name for w in bench.WORKERS)
+    lanes = bench_run._lanes(bench_measure.WORKERS, 2)
+    assert len(lanes) == 2 and sorted(w.name for lane in lanes for w in lane) == sorted(w.name for w in bench_measure.WORKERS)
     weights = [sum(w.weight for w in lane) for lane in lanes]
-    assert max(weights) - min(weights) <= max(w.weight for w in bench.WORKERS)
-    order = [w.name for w in bench.WORKERS]
+    assert max(weights) - min(weights) <= max(w.weight for w in bench_measure.WORKERS)
+    order = [w.name for w in bench_measure.WORKERS]
     for lane in lanes:
         assert [w.name for w in lane] == sorted((w.name for w in lane), key=order.index)
-    assert bench._lanes(bench.WORKERS, 1) == [list(bench.WORKERS)]
-    assert len(bench._lanes((FAKE_WORKER,), 2)) == 1
+    assert bench_run._lanes(bench_measure.WORKERS, 1) == [list(bench_measure.WORKERS)]
+    assert len(bench_run._lanes((FAKE_WORKER,), 2)) == 1
 
 
 # --- cache key ---------------------------------------------------------------------------------------------
@@ -175,29 +178,29 @@ def test_cache_key(tmp_path):
     root = fake_root(tmp_path)
     versions = {"python": "3.11.9", "torch": "2.13.0"}
     machine = {"cpu": "AMD EPYC", "cores": 2}
-    key = bench.cache_key(root, versions, machine)
-    assert key == bench.cache_key(root, dict(versions), dict(machine))
-    assert key != bench.cache_key(root, {**versions, "torch": "2.14.0"}, machine)
-    assert key != bench.cache_key(root, versions, {**machine, "cpu": "Intel Xeon"})
+    key = bench_run.cache_key(root, versions, machine)
+    assert key == bench_run.cache_key(root, dict(versions), dict(machine))
+    assert key != bench_run.cache_key(root, {**versions, "torch": "2.14.0"}, machine)
+    assert key != bench_run.cache_key(root, versions, {**machine, "cpu": "Intel Xeon"})
     (root / "snippets" / "bench" / "fake_py.py").write_text(FAKE_MODULE + "\n# edit\n")
-    assert key != bench.cache_key(root, versions, machine)
+    assert key != bench_run.cache_key(root, versions, machine)
     # the runner's measuring code is part of the key
-    assert any(part is bench.measure_variant for part in bench.RUNNER_PARTS)
+    assert any(part is bench_measure.measure_variant for part in bench_run.RUNNER_PARTS)
 
 
 def test_cache_key_ignores_what_does_not_measure(tmp_path, monkeypatch):
     root = fake_root(tmp_path)
-    key = bench.cache_key(root, {"a": "1"}, {"cpu": "x", "cores": 2})
-    monkeypatch.setattr(bench, "FRAMEWORK_COLOURS", {"JAX": "#000"})  # chart styling is not measurement
-    assert key == bench.cache_key(root, {"a": "1"}, {"cpu": "x", "cores": 2})
-    monkeypatch.setitem(bench.SETTINGS, "max_steps", 7)
-    assert key != bench.cache_key(root, {"a": "1"}, {"cpu": "x", "cores": 2})
+    key = bench_run.cache_key(root, {"a": "1"}, {"cpu": "x", "cores": 2})
+    monkeypatch.setattr(bench_measure, "FRAMEWORK_COLOURS", {"JAX": "#000"})  # chart styling is not measurement
+    assert key == bench_run.cache_key(root, {"a": "1"}, {"cpu": "x", "cores": 2})
+    monkeypatch.setitem(bench_measure.SETTINGS, "max_steps", 7)
+    assert key != bench_run.cache_key(root, {"a": "1"}, {"cpu": "x", "cores": 2})
 
 
 # --- chart, verdicts, page -----------------------------------------------------------------------------------
 def _variant(vid, median, status="ok", first=1.0):
-    framework, mode = bench.VARIANT_LABELS[vid]
-    v = {"status": status, "framework": framework, "mode": mode, "label": bench.variant_label(vid), "loss": 2.3,
+    framework, mode = bench_measure.VARIANT_LABELS[vid]
+    v = {"status": status, "framework": framework, "mode": mode, "label": bench_measure.variant_label(vid), "loss": 2.3,
          "compile_s": first, "steps": 20, "step_median_s": None, "step_p10_s": None, "step_p90_s": None}  # fmt: skip
     if status == "ok":
         v.update(step_median_s=median, step_p10_s=median * 0.95, step_p90_s=median * 1.05)
@@ -228,14 +231,14 @@ def synthetic_bench(jit=0.010, compiled=0.020):
         }
     return {"machine": {"cpu": "AMD EPYC", "cores": 2, "accelerator": "no GPU or TPU"}, "versions": {"torch": "2.13.0"},
             "date": "2025-01-01 00:00 UTC", "wall_s": 100.0, "budget_s": 170.0, "cached": False, "complete": True,
-            "settings": bench.SETTINGS, "tolerance": {"first_step": {"loss": 1e-4, "gsq": 1e-3}, "after_update": 1e-3},
+            "settings": bench_measure.SETTINGS, "tolerance": {"first_step": {"loss": 1e-4, "gsq": 1e-3}, "after_update": 1e-3},
             "workers": {}, "workloads": workloads}  # fmt: skip
 
 
 def test_svg_chart_is_well_formed_and_labelled():
     b = synthetic_bench()
     for wid, w in b["workloads"].items():
-        svg = bench.render_chart_svg(w)
+        svg = bench_chart.render_chart_svg(w)
         tree = ET.fromstring(svg)  # well-formed XML, escaping included
         assert tree.tag == SVG + "svg" and tree.get("role") == "img"
         title = tree.find(SVG + "title")
@@ -244,7 +247,7 @@ def test_svg_chart_is_well_formed_and_labelled():
         assert tree.get("aria-labelledby") == f"chart-{wid}-title chart-{wid}-desc"
         texts = "".join(t.text or "" for t in tree.iter(SVG + "text"))
         for vid in w["variants"]:
-            assert bench.SHORT_LABELS[vid] in texts
+            assert bench_measure.SHORT_LABELS[vid] in texts
         assert "failed the equal-work check" in texts and "10 ms" in texts
         assert not list(tree.iter(SVG + "script")) and "<script" not in svg
         assert len(list(tree.iter(SVG + "rect"))) == 2 * 6  # two panels, six measured variants
@@ -252,12 +255,12 @@ def test_svg_chart_is_well_formed_and_labelled():
 
 def test_svg_chart_with_nothing_measured():
     w = {"id": "x", "title": "X", "variants": {"tf-xla": _variant("tf-xla", None, status="error")}}
-    ET.fromstring(bench.render_chart_svg(w))
-    ET.fromstring(bench.render_chart_svg({"id": "y", "title": "Y", "variants": {}}))
+    ET.fromstring(bench_chart.render_chart_svg(w))
+    ET.fromstring(bench_chart.render_chart_svg({"id": "y", "title": "Y", "variants": {}}))
 
 
 def test_claim_verdicts_come_from_the_figures():
-    claims = {c["id"]: c for c in bench.claim_verdicts(synthetic_bench(jit=0.010, compiled=0.020))}
+    claims = {c["id"]: c for c in bench_results.claim_verdicts(synthetic_bench(jit=0.010, compiled=0.020))}
     assert set(claims) >= {"jax-jit-vs-torch-compile", "jax-faster-than-pytorch", "on-the-fly-transforms", "xla-tpu"}
     c = claims["jax-jit-vs-torch-compile"]
     assert c["outcome"] == "held" and "4 of 4" in c["verdict"] and "2.00x" in c["verdict"] and "CPU" in c["verdict"]
@@ -266,18 +269,18 @@ def test_claim_verdicts_come_from_the_figures():
         assert c["benchmark"] in synthetic_bench()["workloads"]
     assert claims["xla-tpu"]["outcome"] == "untested"
 
-    slower = {c["id"]: c for c in bench.claim_verdicts(synthetic_bench(jit=0.040, compiled=0.020))}
+    slower = {c["id"]: c for c in bench_results.claim_verdicts(synthetic_bench(jit=0.040, compiled=0.020))}
     assert (
         slower["jax-jit-vs-torch-compile"]["outcome"] == "not held"
         and "0 of 4" in slower["jax-jit-vs-torch-compile"]["verdict"]
     )
-    tie = {c["id"]: c for c in bench.claim_verdicts(synthetic_bench(jit=0.0101, compiled=0.010))}
+    tie = {c["id"]: c for c in bench_results.claim_verdicts(synthetic_bench(jit=0.0101, compiled=0.010))}
     assert "within noise" in tie["jax-jit-vs-torch-compile"]["verdict"]
 
     empty = synthetic_bench()
     for w in empty["workloads"].values():
         w["variants"]["jax-jit"] = _variant("jax-jit", None, status="skipped")
-    assert {c["id"]: c for c in bench.claim_verdicts(empty)}["jax-jit-vs-torch-compile"]["outcome"] == "no data"
+    assert {c["id"]: c for c in bench_results.claim_verdicts(empty)}["jax-jit-vs-torch-compile"]["outcome"] == "no data"
 
 
 def test_page_renders(tmp_path):
@@ -286,8 +289,8 @@ def test_page_renders(tmp_path):
     b = synthetic_bench()
     env = render.environment()
     html = env.get_template("benchmarks.html").render(
-        bench=b, charts={wid: bench.render_chart_svg(w) for wid, w in b["workloads"].items()},
-        claims=bench.claim_verdicts(b), assets=collections.defaultdict(str), nav=[], page_path="benchmarks.html")  # fmt: skip
+        bench=b, charts={wid: bench_chart.render_chart_svg(w) for wid, w in b["workloads"].items()},
+        claims=bench_results.claim_verdicts(b), assets=collections.defaultdict(str), nav=[], page_path="benchmarks.html")  # fmt: skip
     for wid in b["workloads"]:
         assert f'<section id="{wid}"' in html
     assert "<svg" in html and "&lt;for a reason&gt; &amp; more" in html and "<for a reason>" not in html
@@ -295,24 +298,24 @@ def test_page_renders(tmp_path):
 
 
 def test_table_prints():
-    text = bench.format_table(synthetic_bench())
+    text = bench_chart.format_table(synthetic_bench())
     assert "mlp-train-step" in text and "torch.compile" in text
 
 
 # --- published results: data, rendered by the build ------------------------------------------------------
 def _published(tmp_path, **changes) -> Path:
-    run = {**synthetic_bench(), "schema": bench.SCHEMA, "code_digest": bench.code_digest(ROOT), "versions": bench.package_versions()}
+    run = {**synthetic_bench(), "schema": bench_measure.SCHEMA, "code_digest": bench_run.code_digest(ROOT), "versions": bench_run.package_versions()}
     for wid in run["workloads"]:  # a published run has no variant skipped for time
         run["workloads"][wid]["variants"]["keras-jax"] = _variant("keras-jax", 0.04)
     run.update(changes)
-    return bench.publish(run, tmp_path / "content" / "benchmarks", "test-machine")
+    return bench_results.publish(run, tmp_path / "content" / "benchmarks", "test-machine")
 
 
 def test_an_incomplete_run_is_never_published(tmp_path):
     run = synthetic_bench()  # keras-jax skipped for time in three workloads
     run["complete"] = False
     with pytest.raises(ValueError, match="incomplete"):
-        bench.publish(run, tmp_path / "benchmarks", "m")
+        bench_results.publish(run, tmp_path / "benchmarks", "m")
     assert not (tmp_path / "benchmarks" / "m.json").exists()
     # nor read: a file claiming an incomplete run, or with a variant skipped, is a content error
     path = _published(tmp_path)
@@ -321,7 +324,7 @@ def test_an_incomplete_run_is_never_published(tmp_path):
     data["workloads"]["mlp-train-step"]["variants"]["torch-eager"]["status"] = "skipped"
     path.write_text(json.dumps(data))
     with pytest.raises(ContentInvalid) as raised:
-        bench.load_published(path.parent, ROOT)
+        bench_results.load_published(path.parent, ROOT)
     report = raised.value.report()
     assert "test-machine.json" in report and "incomplete run" in report and "mlp-train-step/torch-eager: status 'skipped'" in report
 
@@ -332,23 +335,23 @@ def test_a_malformed_file_is_a_clear_error(tmp_path):
     (folder / "cut.json").write_text('{"schema": 1,')
     (folder / "empty.json").write_text("{}")
     with pytest.raises(ContentInvalid) as raised:
-        bench.load_published(folder, ROOT)
+        bench_results.load_published(folder, ROOT)
     report = raised.value.report()
     assert "cut.json:1: not a benchmark run" in report and "empty.json:1: benchmark run: missing field 'code_digest'" in report
 
 
 def test_the_published_run_is_current_until_the_workload_code_changes(tmp_path):
     path = _published(tmp_path)
-    loaded = bench.load_published(path.parent, ROOT)
+    loaded = bench_results.load_published(path.parent, ROOT)
     assert loaded["stale"] == [] and loaded["file"] == "benchmarks/test-machine.json"
     root = fake_root(tmp_path)  # another workload tree: its digest differs from the one stored
-    stale = bench.load_published(path.parent, root)
+    stale = bench_results.load_published(path.parent, root)
     assert len(stale["stale"]) == 1 and "workload or measuring code changed" in stale["stale"][0]
     data = json.loads(path.read_text())
     data["versions"] = {**data["versions"], "torch": "0.0.1"}
     path.write_text(json.dumps(data))
-    assert "torch 0.0.1 then" in bench.load_published(path.parent, ROOT)["stale"][0]
-    assert bench.load_published(tmp_path / "nothing", ROOT) is None
+    assert "torch 0.0.1 then" in bench_results.load_published(path.parent, ROOT)["stale"][0]
+    assert bench_results.load_published(tmp_path / "nothing", ROOT) is None
 
 
 def test_the_build_renders_the_published_run_and_runs_no_benchmark(tmp_path):
@@ -375,7 +378,7 @@ def test_the_build_renders_the_published_run_and_runs_no_benchmark(tmp_path):
 def test_the_committed_run_is_valid_and_current():
     """content/benchmarks/ holds a complete run made by `make bench`; the build shows it, stale if the code moved on."""
     folder = ROOT / "content" / "benchmarks"
-    published = bench.load_published(folder, ROOT)
+    published = bench_results.load_published(folder, ROOT)
     assert published is not None, "no benchmark run is published: run `make bench` and commit content/benchmarks/"
     assert published["complete"] and set(published["workloads"]) == {"mlp-train-step", "cnn-train-step", "transformer-block", "per-example-grads"}
     assert not [r for r in published["stale"] if "code changed" in r], "the workloads changed since the published run: run `make bench`"
@@ -399,15 +402,15 @@ def test_real_cpu_benchmark_end_to_end(tmp_path):
     a minute of 2 cores on a quiet machine; over ten minutes at load 16 on 2 cores)."""
     budget = 1800.0
     started = time.monotonic()
-    result = bench.run_benchmarks(ROOT, tmp_path / "bench", force=True, budget_s=budget, compile_cache_dir=tmp_path / "compile")
+    result = bench_run.run_benchmarks(ROOT, tmp_path / "bench", force=True, budget_s=budget, compile_cache_dir=tmp_path / "compile")
     elapsed = time.monotonic() - started
-    print("\n" + bench.format_table(result))
+    print("\n" + bench_chart.format_table(result))
     assert elapsed < budget + 20, f"the benchmark run took {elapsed:.0f}s"  # the budget is a hard stop
     assert result["complete"], "variants skipped for time: " + ", ".join(
         f"{wid}/{vid}" for wid, w in result["workloads"].items() for vid, v in w["variants"].items() if v["status"] == "skipped"
     )
-    bench.publish(result, tmp_path / "published", "this-machine")  # what make bench would commit, read back as the build reads it
-    assert bench.load_published(tmp_path / "published", ROOT)["stale"] == []
+    bench_results.publish(result, tmp_path / "published", "this-machine")  # what make bench would commit, read back as the build reads it
+    assert bench_results.load_published(tmp_path / "published", ROOT)["stale"] == []
     statuses = {(wid, vid): v["status"] for wid, w in result["workloads"].items() for vid, v in w["variants"].items()}
     assert set(result["workloads"]) == {"mlp-train-step", "cnn-train-step", "transformer-block", "per-example-grads"}
     broken = {
@@ -422,7 +425,7 @@ def test_real_cpu_benchmark_end_to_end(tmp_path):
     for wid, vid in measured:
         v = result["workloads"][wid]["variants"][vid]
         assert v["step_p10_s"] <= v["step_median_s"] <= v["step_p90_s"] and v["compile_s"] > 0
-    claims = bench.claim_verdicts(copy.deepcopy(result))
+    claims = bench_results.claim_verdicts(copy.deepcopy(result))
     assert all(c["verdict"] for c in claims)
     for w in result["workloads"].values():
-        ET.fromstring(bench.render_chart_svg(w))
+        ET.fromstring(bench_chart.render_chart_svg(w))
