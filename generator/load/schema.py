@@ -14,6 +14,7 @@ prose around them is written by hand.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 
@@ -206,6 +207,7 @@ SPECS = {
 
 # --- docs/schema.md ----------------------------------------------------------------------------------------------
 DOC = "docs/schema.md"
+_DOC_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), DOC)
 _TABLE = re.compile(r"(<!-- schema: (?P<kind>[^>]+?) -->\n).*?(<!-- /schema -->)", re.S)
 
 
@@ -230,7 +232,7 @@ def document(text: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    with open(DOC, encoding="utf-8") as handle:
+    with open(_DOC_PATH, encoding="utf-8") as handle:
         text = handle.read()
     new = document(text)
     if "--check" in argv:
@@ -239,7 +241,7 @@ def main(argv: list[str]) -> int:
             return 1
         return 0
     if new != text:
-        with open(DOC, "w", encoding="utf-8") as handle:
+        with open(_DOC_PATH, "w", encoding="utf-8") as handle:
             handle.write(new)
         print(f"rewrote the tables of {DOC}")
     return 0
