@@ -15,7 +15,7 @@ DEV_STAMP := $(VENV)/.dev-installed-$(shell cat requirements.lock requirements-d
 BROWSER_DEPS ?= 1
 ROW ?=
 
-.PHONY: build test test-fast verify verify-gpu check bench enginebench serve golden lock clean venv venv-dev
+.PHONY: build test test-fast verify verify-gpu check docs bench enginebench serve golden lock clean venv venv-dev
 
 venv: $(STAMP)
 
@@ -53,6 +53,10 @@ test-fast: $(DEV_STAMP)
 
 check: $(STAMP)
 	$(PY) -m generator check
+
+# docs/schema.md's field tables, generated from generator/load/schema.py (tests/test_docs.py fails when stale)
+docs: $(STAMP)
+	$(PY) -m generator.load.schema
 
 verify: $(STAMP)
 	$(PY) -m generator verify $(if $(ROW),--only $(ROW))

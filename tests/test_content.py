@@ -126,3 +126,19 @@ def test_valid_content_loads_with_lines(tmp_path):
     assert sheet.sections[0].rows[0].cells[1].reason == "lacks it"
 
 
+
+
+def test_a_missing_required_field_is_one_error(tmp_path):
+    """The spec reports a missing required field once, not also as a value of the wrong type."""
+    folder = tmp_path / "t"
+    folder.mkdir()
+    (folder / "sheet.yaml").write_text("id: t\ntitle: T\nsections: []\n")
+    assert [m.split("\n")[0] for m in _messages(str(tmp_path))] == [f"{folder}/sheet.yaml:1: sheet is missing the required field 'columns'"]
+
+
+def test_every_schema_field_has_a_type_and_a_doc_line():
+    from generator.load.schema import SPECS
+
+    for kind, spec in SPECS.items():
+        for name, field in spec.fields.items():
+            assert field.description.strip() and field.type_doc.strip(), (kind, name)

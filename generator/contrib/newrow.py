@@ -11,6 +11,7 @@ import re
 
 from generator.errors import ContentError, ContentInvalid
 from generator.load import content
+from generator.load.fields import suggest
 
 PLACEHOLDER = "placeholder: replace with the {name} snippet"
 _SETUP = {
@@ -57,13 +58,13 @@ def new_row(content_dir: str, sheet_id: str, section: str, title: str, row_id: s
     """Append the skeleton; return (row id, file, line). Raises ContentInvalid if it cannot."""
     sheets = {sheet.id: sheet for sheet in content.load(content_dir)}
     if sheet_id not in sheets:
-        raise ContentInvalid([ContentError(content_dir, 1, f"no sheet '{sheet_id}'{content._suggest(sheet_id, sheets)}")])
+        raise ContentInvalid([ContentError(content_dir, 1, f"no sheet '{sheet_id}'{suggest(sheet_id, sheets)}")])
     sheet = sheets[sheet_id]
     by_id = {s.id: s for s in sheet.sections}
     by_file = {os.path.basename(s.source.path): s for s in sheet.sections}
     target = by_id.get(section) or by_file.get(section)
     if target is None:
-        raise ContentInvalid([ContentError(sheet.source.path, 1, f"no section '{section}' in sheet '{sheet_id}'{content._suggest(section, [*by_id, *by_file])}")])
+        raise ContentInvalid([ContentError(sheet.source.path, 1, f"no section '{section}' in sheet '{sheet_id}'{suggest(section, [*by_id, *by_file])}")])
     row_id = row_id or slug(title)
     taken = {row.id for row in sheet.rows()}
     if row_id in taken:

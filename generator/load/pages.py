@@ -13,29 +13,28 @@ from dataclasses import dataclass
 
 from generator.errors import ContentError, ContentInvalid
 from generator.load import facts, yamlfile
-from generator.load.content import SLUG, _Reader, _suggest
-from generator.load.yamlfile import Map, Seq
+from generator.load.fields import Reader, Record, suggest
+from generator.load.schema import (
+    CRITERION,
+    GUIDE,
+    GUIDE_SECTION,
+    ITEM,
+    MATRIX_CRITERION,
+    MATRIX_FRAMEWORK,
+    MATRIX_SECTION,
+    SCORE,
+    SELECTOR,
+    SELECTOR_FRAMEWORK,
+    TRADEOFFS,
+    VERDICT,
+    VERDICTS,
+)
+from generator.load.yamlfile import Map
 
 BENCHMARK_IDS = ("mlp-train-step", "cnn-train-step", "transformer-block", "per-example-grads")
-VERDICTS = {"good": "✓", "caution": "⚠", "poor": "✗"}  # glyphs every text font has
 DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-
-# kind -> {field: required}. docs/schema.md documents each; tests/test_docs.py keeps them in step.
-SCHEMA: dict[str, dict[str, bool]] = {
-    "guide": {"title": True, "intro": False, "sections": True, "selector": True},
-    "guide section": {"id": True, "title": True, "framework": False, "items": True},
-    "item": {"text": True, "evidence": True},
-    "selector": {"intro": False, "criteria": True, "frameworks": True},
-    "criterion": {"id": True, "label": True},
-    "selector framework": {"id": True, "name": True, "scores": True},
-    "score": {"criterion": True, "score": True, "reason": True, "evidence": False},
-    "tradeoffs": {"title": True, "intro": False, "frameworks": True, "sections": True},
-    "matrix framework": {"id": True, "name": True},
-    "matrix section": {"id": True, "title": True, "criteria": True},
-    "matrix criterion": {"id": True, "label": True, "notes": False, "verdicts": True},
-    "verdict": {"framework": True, "verdict": True, "reason": True, "evidence": True},
-}
 EVIDENCE_FORMS = ({"row"}, {"benchmark"}, {"url", "title", "accessed"})
+__all__ = ["BENCHMARK_IDS", "VERDICTS", "Link", "load", "render"]  # the kinds' fields: generator/load/schema.py
 
 
 @dataclass(frozen=True)
@@ -48,48 +47,29 @@ class Link:
     accessed: str = ""
 
 
-class _Checker(_Reader):
-    """Walks the located YAML data, collecting every error with its file:line."""
-
-    schema = SCHEMA
+class _Checker(Reader):
+    """A Reader of the guide and trade-off files: facts filled in, ids unique, evidence resolved."""
 
     def __init__(self, path: str, rows: dict[str, str], fact_values: dict[str, str] | None = None):
-        super().__init__(path, [])
+        super().__init__(path, [], fact_values or {})
         self.rows = rows  # "sheet/row" -> row title
-        self.fact_values = fact_values or {}
 
-    def text(self, data: Map, key: str) -> str:
-        value = data.get(key)
-        if value is None:
-            return ""
-        if not isinstance(value, str) or not value.strip():
-            self.error(data.key_lines[key], f"'{key}' must be a non-empty string")
-            return ""
-        facts.validate(self, value, getattr(value, "content_line", 0) or data.key_lines[key])
-        return facts.expand(str(value), self.fact_values)
+    def each(self, items, spec) -> list[Record]:
+        """The items of a list field read as spec's kind, those that are mappings."""
+        records = (self.read(item, spec, line) for item, line in zip(items, items.item_lines, strict=True))
+        return [record for record in records if record is not None]
 
-    def slug(self, data: Map, key: str, seen: dict[str, int], what: str) -> str:
-        value = self.text(data, key)
-        if value and not SLUG.match(value):
-            self.error(data.key_lines[key], f"'{key}' must be a slug: '{value}'")
+    def unique(self, record: Record, seen: dict[str, int], what: str, key: str = "id") -> str:
+        value = record[key]
         if value in seen:
-            self.error(data.key_lines[key], f"duplicate {what} '{value}' (first on line {seen[value]})")
+            self.error(record.at(key), f"duplicate {what} '{value}' (first on line {seen[value]})")
         elif value:
-            seen[value] = data.key_lines[key]
+            seen[value] = record.at(key)
         return value
 
-    def items(self, data: Map, key: str, *, required: bool = True) -> list:
-        value = data.get(key)
-        if value is None:
-            return []
-        if not isinstance(value, Seq) or (required and not value):
-            self.error(data.key_lines[key], f"'{key}' must be a non-empty list")
-            return []
-        return list(zip(value, value.item_lines, strict=True))
-
-    def evidence(self, data: Map, key: str = "evidence") -> list[Link]:
+    def evidence(self, items) -> list[Link]:
         links = []
-        for item, line in self.items(data, key):
+        for item, line in zip(items, items.item_lines, strict=True):
             if not isinstance(item, Map) or set(item) not in EVIDENCE_FORMS:
                 keys = sorted(item) if isinstance(item, Map) else item
                 self.error(line, f"an evidence link is one of {{row}}, {{benchmark}} or {{url, title, accessed}}; got {keys}")
@@ -97,14 +77,14 @@ class _Checker(_Reader):
             if "row" in item:
                 target = str(item["row"])
                 if target not in self.rows:
-                    self.error(item.key_lines["row"], f"evidence points at a missing row '{target}'{_suggest(target, self.rows)}")
+                    self.error(item.key_lines["row"], f"evidence points at a missing row '{target}'{suggest(target, self.rows)}")
                     continue
                 sheet, row = target.split("/", 1)
                 links.append(Link("row", f"{sheet}.html#{row}", f"{self.rows[target]} ({sheet})"))
             elif "benchmark" in item:
                 bench = str(item["benchmark"])
                 if bench not in BENCHMARK_IDS:
-                    self.error(item.key_lines["benchmark"], f"unknown benchmark '{bench}'{_suggest(bench, BENCHMARK_IDS)}")
+                    self.error(item.key_lines["benchmark"], f"unknown benchmark '{bench}'{suggest(bench, BENCHMARK_IDS)}")
                     continue
                 links.append(Link("benchmark", f"benchmarks.html#{bench}", f"benchmark: {bench}"))
             else:
@@ -146,117 +126,73 @@ def load(content_dir: str, sheets) -> dict:
 
 
 def _guide(c: _Checker, data) -> dict | None:
-    data = c.mapping(data, "guide", 1)
-    if data is None:
+    guide = c.read(data, GUIDE, 1)
+    if guide is None:
         return None
-    selector = _selector(c, data.get("selector"), data.line)
+    selector = _selector(c, guide["selector"], guide.line) if guide.given("selector") else None
     framework_ids = {f["id"] for f in selector["frameworks"]} if selector else set()
     sections, seen = [], {}
-    for item, line in c.items(data, "sections"):
-        section = c.mapping(item, "guide section", line)
-        if section is None:
-            continue
-        framework = c.text(section, "framework")
+    for section in c.each(guide["sections"], GUIDE_SECTION):
+        framework = section["framework"]
         if framework and framework_ids and framework not in framework_ids:
-            c.error(section.key_lines["framework"], f"unknown framework '{framework}'{_suggest(framework, framework_ids)}")
-        claims = []
-        for claim, claim_line in c.items(section, "items"):
-            claim = c.mapping(claim, "item", claim_line)
-            if claim is not None:
-                claims.append({"text": c.text(claim, "text"), "evidence": c.evidence(claim)})
-        sections.append({"id": c.slug(section, "id", seen, "section id"), "title": c.text(section, "title"), "framework": framework, "items": claims})
-    return {"title": c.text(data, "title"), "intro": c.text(data, "intro"), "sections": sections, "selector": selector}
+            c.error(section.at("framework"), f"unknown framework '{framework}'{suggest(framework, framework_ids)}")
+        claims = [{"text": claim["text"], "evidence": c.evidence(claim["evidence"])} for claim in c.each(section["items"], ITEM)]
+        sections.append({"id": c.unique(section, seen, "section id"), "title": section["title"], "framework": framework, "items": claims})
+    return {"title": guide["title"], "intro": guide["intro"], "sections": sections, "selector": selector}
 
 
 def _selector(c: _Checker, data, line: int) -> dict | None:
-    data = c.mapping(data, "selector", line)
-    if data is None:
+    selector = c.read(data, SELECTOR, line)
+    if selector is None:
         return None
-    criteria, seen = [], {}
-    for item, item_line in c.items(data, "criteria"):
-        criterion = c.mapping(item, "criterion", item_line)
-        if criterion is not None:
-            criteria.append({"id": c.slug(criterion, "id", seen, "criterion id"), "label": c.text(criterion, "label")})
+    seen: dict[str, int] = {}
+    criteria = [{"id": c.unique(criterion, seen, "criterion id"), "label": criterion["label"]} for criterion in c.each(selector["criteria"], CRITERION)]
     criterion_ids = [cr["id"] for cr in criteria]
     frameworks, seen_frameworks = [], {}
-    for item, item_line in c.items(data, "frameworks"):
-        framework = c.mapping(item, "selector framework", item_line)
-        if framework is None:
-            continue
+    for framework in c.each(selector["frameworks"], SELECTOR_FRAMEWORK):
         scores = {}
-        for entry, entry_line in c.items(framework, "scores"):
-            score = c.mapping(entry, "score", entry_line)
-            if score is None:
-                continue
-            criterion = c.text(score, "criterion")
-            value = score.get("score")
+        for score in c.each(framework["scores"], SCORE):
+            criterion = score["criterion"]
             if criterion not in criterion_ids:
-                c.error(score.key_lines.get("criterion", score.line), f"unknown criterion '{criterion}'{_suggest(criterion, criterion_ids)}")
+                c.error(score.at("criterion"), f"unknown criterion '{criterion}'{suggest(criterion, criterion_ids)}")
                 continue
             if criterion in scores:
-                c.error(score.key_lines["criterion"], f"criterion '{criterion}' is scored twice")
-            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 3:
-                c.error(score.key_lines.get("score", score.line), "'score' must be an integer from 0 to 3")
-                value = 0
-            evidence = c.evidence(score) if "evidence" in score else []
-            scores[criterion] = {"score": value, "reason": c.text(score, "reason"), "evidence": evidence}
+                c.error(score.at("criterion"), f"criterion '{criterion}' is scored twice")
+            scores[criterion] = {"score": score["score"], "reason": score["reason"], "evidence": c.evidence(score["evidence"])}
         missing = [cr for cr in criterion_ids if cr not in scores]
-        if missing and "scores" in framework:
-            c.error(framework.key_lines["scores"], f"no score for criteria {missing}")
-        frameworks.append({"id": c.slug(framework, "id", seen_frameworks, "framework id"), "name": c.text(framework, "name"), "scores": scores})
-    return {"intro": c.text(data, "intro"), "criteria": criteria, "frameworks": frameworks}
+        if missing and framework.given("scores"):
+            c.error(framework.at("scores"), f"no score for criteria {missing}")
+        frameworks.append({"id": c.unique(framework, seen_frameworks, "framework id"), "name": framework["name"], "scores": scores})
+    return {"intro": selector["intro"], "criteria": criteria, "frameworks": frameworks}
 
 
 def _tradeoffs(c: _Checker, data) -> dict | None:
-    data = c.mapping(data, "tradeoffs", 1)
-    if data is None:
+    matrix = c.read(data, TRADEOFFS, 1)
+    if matrix is None:
         return None
-    frameworks, seen = [], {}
-    for item, line in c.items(data, "frameworks"):
-        framework = c.mapping(item, "matrix framework", line)
-        if framework is not None:
-            frameworks.append({"id": c.slug(framework, "id", seen, "framework id"), "name": c.text(framework, "name")})
+    seen: dict[str, int] = {}
+    frameworks = [{"id": c.unique(f, seen, "framework id"), "name": f["name"]} for f in c.each(matrix["frameworks"], MATRIX_FRAMEWORK)]
     order = [f["id"] for f in frameworks]
     sections, seen_sections, seen_criteria = [], {}, {}
-    for item, line in c.items(data, "sections"):
-        section = c.mapping(item, "matrix section", line)
-        if section is None:
-            continue
+    for section in c.each(matrix["sections"], MATRIX_SECTION):
         criteria = []
-        for entry, entry_line in c.items(section, "criteria"):
-            criterion = c.mapping(entry, "matrix criterion", entry_line)
-            if criterion is None:
-                continue
-            verdicts = []
-            for verdict_item, verdict_line in c.items(criterion, "verdicts"):
-                verdict = c.mapping(verdict_item, "verdict", verdict_line)
-                if verdict is None:
-                    continue
-                value = c.text(verdict, "verdict")
-                if value and value not in VERDICTS:
-                    c.error(verdict.key_lines["verdict"], f"'verdict' must be one of {sorted(VERDICTS)}: '{value}'{_suggest(value, VERDICTS)}")
-                verdicts.append(
-                    {
-                        "framework": c.text(verdict, "framework"),
-                        "verdict": value,
-                        "symbol": VERDICTS.get(value, "?"),
-                        "reason": c.text(verdict, "reason"),
-                        "evidence": c.evidence(verdict),
-                    }
-                )
-            got = [v["framework"] for v in verdicts]
-            if "verdicts" in criterion and got != order:
-                c.error(criterion.key_lines["verdicts"], f"verdicts must be one per framework in the order {order}; got {got}")
-            criteria.append(
+        for criterion in c.each(section["criteria"], MATRIX_CRITERION):
+            verdicts = [
                 {
-                    "id": c.slug(criterion, "id", seen_criteria, "criterion id"),
-                    "label": c.text(criterion, "label"),
-                    "notes": c.text(criterion, "notes"),
-                    "verdicts": verdicts,
+                    "framework": verdict["framework"],
+                    "verdict": verdict["verdict"],
+                    "symbol": VERDICTS.get(verdict["verdict"], "?"),
+                    "reason": verdict["reason"],
+                    "evidence": c.evidence(verdict["evidence"]),
                 }
-            )
-        sections.append({"id": c.slug(section, "id", seen_sections, "section id"), "title": c.text(section, "title"), "criteria": criteria})
-    return {"title": c.text(data, "title"), "intro": c.text(data, "intro"), "frameworks": frameworks, "sections": sections}
+                for verdict in c.each(criterion["verdicts"], VERDICT)
+            ]
+            got = [v["framework"] for v in verdicts]
+            if criterion.given("verdicts") and got != order:
+                c.error(criterion.at("verdicts"), f"verdicts must be one per framework in the order {order}; got {got}")
+            criteria.append({"id": c.unique(criterion, seen_criteria, "criterion id"), "label": criterion["label"], "notes": criterion["notes"], "verdicts": verdicts})
+        sections.append({"id": c.unique(section, seen_sections, "section id"), "title": section["title"], "criteria": criteria})
+    return {"title": matrix["title"], "intro": matrix["intro"], "frameworks": frameworks, "sections": sections}
 
 
 def render(env, pages: dict, context: dict) -> dict[str, bytes]:
