@@ -15,7 +15,7 @@ from generator.contrib import coverage as coverage_module
 from generator.contrib import serve as serve_module
 from generator.errors import ContentInvalid
 from generator.load import content, pages
-from generator.verify import gpu
+from generator.verify import gpu, shards
 from generator.verify.progress import summary_table
 from generator.verify.verification import Verification, gpu_runs
 
@@ -43,6 +43,7 @@ def parser() -> argparse.ArgumentParser:
     build.add_argument("--out", default="site", help="where the site goes (default: site)")
     build.add_argument("--keep-going", action="store_true", help="render the site even when cells fail, showing the failures")
     build.add_argument("--no-benchmarks", action="store_true", help="leave out the benchmarks page (rendered from content/benchmarks/, written by make bench)")
+    build.add_argument("--merge", nargs="+", metavar="BUNDLE", help="first import the results of these shard bundles (every shard of this plan, all passing)")
 
     verify = commands.add_parser("verify", help="run the code cells and report; render nothing")
     _common(verify)
@@ -52,6 +53,10 @@ def parser() -> argparse.ArgumentParser:
 
     verify.add_argument("--changed-since", metavar="REF", help="run only the rows whose cells differ from git REF")
     verify.add_argument("--summary", metavar="FILE", help="write a Markdown table of the cells run (for a CI job summary)")
+    verify.add_argument("--shard", metavar="K/N", help="run only shard K of N of the jobs and write them to --bundle")
+    verify.add_argument("--bundle", metavar="FILE", help="the results bundle --shard writes (default: shard-K-of-N.json)")
+    verify.add_argument("--timings", metavar="FILE", help="the durations --shard balances on; give every shard the same file")
+    verify.add_argument("--merge", nargs="+", metavar="BUNDLE", help="import the results of these shard bundles into the cache, then report")
 
     check = commands.add_parser("check", help="load and validate the content; run nothing")
     _common(check)
@@ -131,6 +136,8 @@ def _report(verification, started: float) -> None:
 
 def cmd_build(args) -> int:
     started = time.perf_counter()
+    if args.merge and not shards.merge_into_cache(_options(args), args.merge):
+        return 1
     outcome = build_stage.build(_options(args))
     _report(outcome.verification, started)
     if outcome.failures:
@@ -151,6 +158,13 @@ def cmd_verify(args) -> int:
         return gpu.verify_on_device(args)
     started = time.perf_counter()
     options = _options(args)
+    if args.shard:
+        if args.changed_since or args.merge:
+            print("--shard cannot be combined with --changed-since or --merge", file=sys.stderr)
+            return 2
+        return shards.run_shard(options, args.shard, args.bundle, args.timings)
+    if args.merge and not shards.merge_into_cache(options, args.merge):
+        return 1
     if args.changed_since:
         changed = changes.changed_rows(args.content, args.changed_since)
         print(f"{len(changed)} row(s) changed since {args.changed_since}: {' '.join(sorted(changed)) or '-'}", file=sys.stderr)
