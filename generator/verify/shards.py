@@ -307,7 +307,8 @@ def run_shard(options, shard: str, bundle_path: str | None, timings_path: str | 
         report = run_jobs(to_run, cache=cache, cores=options.cores, force=options.force, show_progress=options.show_progress, **kwargs)
         results = report.results
         print(f"ran {report.ran} job(s) in {report.workers} lane worker(s), {report.wall:.1f} s", file=sys.stderr)
-    write_bundle(bundle_path, make_bundle(k, n, jobs, parts, results, timings, cache.load_timings()))
+    measured = {**timings, **cache.load_timings()}  # this run's durations, else the ones it was given
+    write_bundle(bundle_path, make_bundle(k, n, jobs, parts, results, timings, measured))
     failed = [(job.id, results[job.id]) for job in to_run if results[job.id].status not in OK]
     for job_id, result in failed:
         print(f"{result.status.upper()}: {job_id}\n{(result.error or result.detail).rstrip()}", file=sys.stderr)
