@@ -149,6 +149,11 @@ def test_a_bundle_from_another_plan_is_refused(tmp_path):
     proc = _generator("verify", "--content", changed, "--cache", tmp_path / "merged", "--merge", tmp_path / "b1.json", tmp_path / "b2.json", check=False)
     assert proc.returncode == 1
     assert "shard 1/2" in proc.stderr and "is from another plan" in proc.stderr
+    proc = _generator("verify", "--content", root, "--cache", tmp_path / "merged", "--merge", tmp_path / "b1.json", tmp_path / "b2.json")
+    assert "merged 2 bundle(s): 3 passed result(s)" in proc.stderr and "ran 0 cell(s)" in proc.stderr
+    (tmp_path / "torn.json").write_text(json.dumps({"format": shards.FORMAT, "shard": {"index": 1, "count": 2}}))
+    proc = _generator("verify", "--content", root, "--cache", tmp_path / "m2", "--merge", tmp_path / "torn.json", check=False)
+    assert proc.returncode == 1 and "torn.json: incomplete" in proc.stderr
 
 
 def _jobs(tmp_path, count=6):

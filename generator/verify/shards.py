@@ -181,6 +181,13 @@ def _load(path: str) -> dict:
         raise MergeError(f"bundle {path}: not JSON ({error})") from None
     if not isinstance(bundle, dict) or bundle.get("format") != FORMAT:
         raise MergeError(f"bundle {path}: not a shard bundle (format {FORMAT})")
+    try:
+        k, n = int(bundle["shard"]["index"]), int(bundle["shard"]["count"])
+        fields = (bundle["plan"]["hash"], bundle["plan"]["jobs"], bundle["partition"], dict(bundle["jobs"]), dict(bundle["results"]))
+    except (KeyError, TypeError, ValueError):
+        raise MergeError(f"bundle {path}: incomplete (a field of {FORMAT} is missing)") from None
+    if not (1 <= k <= n) or not all(isinstance(data, dict) for data in fields[4].values()):
+        raise MergeError(f"bundle {path}: malformed (shard {k}/{n})")
     return bundle
 
 
