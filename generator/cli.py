@@ -16,7 +16,7 @@ from generator.contrib import serve as serve_module
 from generator.errors import ContentInvalid
 from generator.load import content, pages
 from generator.model import Status
-from generator.verify import explain, gpu
+from generator.verify import explain, gpu, shards
 from generator.verify.cache import Cache
 from generator.verify.lanes import LANES
 from generator.verify.progress import summary_table
@@ -46,6 +46,7 @@ def parser() -> argparse.ArgumentParser:
     build.add_argument("--out", default="site", help="where the site goes (default: site)")
     build.add_argument("--keep-going", action="store_true", help="render the site even when cells fail, showing the failures")
     build.add_argument("--no-benchmarks", action="store_true", help="leave out the benchmarks page (rendered from content/benchmarks/, written by make bench)")
+    build.add_argument("--merge", nargs="+", metavar="BUNDLE", help="first import the results of these shard bundles (every shard of this plan, all passing)")
 
     verify = commands.add_parser("verify", help="run the code cells and report; render nothing")
     _common(verify)
@@ -56,6 +57,10 @@ def parser() -> argparse.ArgumentParser:
     verify.add_argument("--changed-since", metavar="REF", help="run only the rows whose cells differ from git REF")
     verify.add_argument("--summary", metavar="FILE", help="write a Markdown table of the cells run (for a CI job summary)")
     verify.add_argument("--explain", action="append", metavar="ROW_ID", help="say why each cell of this row would run or comes from the cache; run nothing (repeatable)")
+    verify.add_argument("--shard", metavar="K/N", help="run only shard K of N of the jobs and write them to --bundle")
+    verify.add_argument("--bundle", metavar="FILE", help="the results bundle --shard writes (default: shard-K-of-N.json)")
+    verify.add_argument("--timings", metavar="FILE", help="the durations --shard balances on; give every shard the same file")
+    verify.add_argument("--merge", nargs="+", metavar="BUNDLE", help="import the results of these shard bundles into the cache, then report")
 
     cache = commands.add_parser("cache", help="look after the result cache")
     cache.add_argument("action", choices=("prune",), help="prune: remove the results no current cell can use, and stale temporary files")
@@ -141,6 +146,8 @@ def _report(verification, started: float) -> None:
 
 def cmd_build(args) -> int:
     started = time.perf_counter()
+    if args.merge and not shards.merge_into_cache(_options(args), args.merge):
+        return 1
     outcome = build_stage.build(_options(args))
     _report(outcome.verification, started)
     if outcome.failures:
@@ -168,6 +175,13 @@ def cmd_verify(args) -> int:
         return gpu.verify_on_device(args)
     started = time.perf_counter()
     options = _options(args)
+    if args.shard:
+        if args.changed_since or args.merge:
+            print("--shard cannot be combined with --changed-since or --merge", file=sys.stderr)
+            return 2
+        return shards.run_shard(options, args.shard, args.bundle, args.timings)
+    if args.merge and not shards.merge_into_cache(options, args.merge):
+        return 1
     if args.changed_since:
         changed = changes.changed_rows(args.content, args.changed_since)
         print(f"{len(changed)} row(s) changed since {args.changed_since}: {' '.join(sorted(changed)) or '-'}", file=sys.stderr)

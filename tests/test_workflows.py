@@ -87,3 +87,30 @@ def test_pages_deploys_from_main_and_gpu_uploads_the_ledger():
     assert "--device cuda" in " ".join(step.get("run", "") for step in job["steps"])
     assert any("content/ledger/*.json" in step.get("with", {}).get("path", "").split() for step in job["steps"])
     assert "make venv" not in " ".join(step.get("run", "") for step in job["steps"])  # the CPU lock's torch is the wrong build there
+
+
+def test_sharded_pages_verifies_a_matrix_and_merges_before_it_publishes():
+    flow = _load("pages-sharded.yml")
+    jobs = flow["jobs"]
+    assert flow["permissions"] == {"contents": "read"} and flow["concurrency"]["group"] == "pages"
+    assert "fromJSON(needs.plan.outputs.shards)" in jobs["verify"]["strategy"]["matrix"]["shard"]
+    verify_runs = " ".join(step.get("run", "") for step in jobs["verify"]["steps"])
+    assert "--shard" in verify_runs and "--timings shard-plan/timings.json" in verify_runs  # one file for all shards
+    uploads = [step for step in jobs["verify"]["steps"] if step.get("uses", "").startswith("actions/upload-artifact")]
+    assert uploads and uploads[0]["if"] == "always()"  # a failed shard's bundle still reaches the merge, which names it
+    build_runs = " ".join(step.get("run", "") for step in jobs["build"]["steps"])
+    assert "build --merge" in build_runs and "make build" not in build_runs
+    assert jobs["deploy"]["needs"] == "build" and jobs["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
+
+
+def test_drift_is_scheduled_unpinned_and_never_publishes():
+    flow = _load("drift.yml")
+    assert "schedule" in flow["on"] and "workflow_dispatch" in flow["on"]
+    assert flow["permissions"] == {"contents": "read"}
+    text = open(os.path.join(WORKFLOWS, "drift.yml"), encoding="utf-8").read()
+    assert "pages" not in text.replace("GITHUB_STEP_SUMMARY", "") and "deploy" not in text
+    assert "-r requirements" not in text and "-c requirements" not in text  # no lock installed or used as constraints
+    assert "make venv" not in text
+    runs = " ".join(step.get("run", "") for job in flow["jobs"].values() for step in job["steps"])
+    assert '--index-url "$TORCH_INDEX" torch' in runs and "pyproject.toml" in runs
+    assert "--summary" in runs and "GITHUB_STEP_SUMMARY" in runs
