@@ -10,6 +10,7 @@ import sys
 
 from generator.contrib import changes, coverage, newrow
 from generator.load import content
+from generator.verify.lanes import LANES
 from tests.conftest import ROOT, code_row, section, write_content
 
 SAMPLE = os.path.join(ROOT, "tests", "samples", "golden")
@@ -52,9 +53,10 @@ def test_new_row_refuses_taken_ids_and_unknown_sections(tmp_path):
 
 
 def test_skeleton_is_valid_for_every_lane():
-    columns = [type("C", (), {"id": lane.replace("@", "-"), "name": lane, "lanes": (lane,)})() for lane in newrow._SETUP]
+    columns = [type("C", (), {"id": lane.replace("@", "-"), "name": lane, "lanes": (lane,)})() for lane in LANES]
     text = newrow.skeleton("r", 'A "quoted" title', columns)
     assert text.count("raise NotImplementedError") == 2 * len(columns)
+    assert all(LANES[lane].skeleton for lane in LANES)  # a lane is added with its skeleton, in lanes.py alone
 
 
 def test_changed_since_lists_only_edited_and_new_rows(tmp_path):

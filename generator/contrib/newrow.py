@@ -12,20 +12,9 @@ import re
 from generator.errors import ContentError, ContentInvalid
 from generator.load import content
 from generator.load.fields import suggest
+from generator.verify.lanes import LANES
 
 PLACEHOLDER = "placeholder: replace with the {name} snippet"
-_SETUP = {
-    "torch": "import torch\nfrom torch import nn",
-    "torch-dist": "import torch\nimport torch.distributed as dist\ndist.init_process_group('gloo')",
-    "jax": "import jax\nimport jax.numpy as jnp\nfrom flax import nnx\nimport optax",
-    "tensorflow": "import tensorflow as tf",
-    "tf1": "import tensorflow.compat.v1 as tf",
-    "keras@jax": "import keras\nfrom keras import layers, ops",
-    "keras@torch": "import keras\nfrom keras import layers, ops",
-    "keras@tensorflow": "import keras\nfrom keras import layers, ops",
-    "pytensor": "import pytensor\nimport pytensor.tensor as pt",
-    "python": "import numpy as np",
-}
 
 
 def slug(title: str) -> str:
@@ -42,7 +31,7 @@ def skeleton(row_id: str, title: str, columns) -> str:
         name = column.name
         lines.append(f"      {column.id}:")
         lines.append("        setup: |")
-        lines.append(_indent(_SETUP.get(column.lanes[0] if column.lanes else "python", ""), 10).rstrip("\n"))
+        lines.append(_indent(LANES[column.lanes[0] if column.lanes else "python"].skeleton, 10).rstrip("\n"))
         lines.append("        code: |")
         lines.append(_indent(f'raise NotImplementedError("{PLACEHOLDER.format(name=name)}")', 10).rstrip("\n"))
         lines.append("        check: |")

@@ -12,9 +12,10 @@ import re
 from collections.abc import Callable
 
 from generator.model import CODE, Sheet
+from generator.verify.lanes import LANES
 
 PLACEHOLDER = re.compile(r"\{\{\s*([a-z0-9][a-z0-9:.-]*)\s*\}\}")
-KERAS_LANES = ("keras@jax", "keras@torch", "keras@tensorflow")
+KERAS_LANES = tuple(name for name in LANES if name.startswith("keras@"))
 
 
 def _keras_cells(sheets: list[Sheet]) -> list:

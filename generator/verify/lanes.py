@@ -49,12 +49,17 @@ class Lane:
     # imported by the worker only where installed: Keras imports TensorFlow for serialisation and
     # seeding when it is there, but a CUDA image often has no TensorFlow
     optional_imports: tuple[str, ...] = ()
+    # the imports `new-row` puts in a placeholder cell of this lane (not part of the cache key)
+    skeleton: str = ""
 
     @property
     def worker_key(self) -> str:
         """Lanes with equal keys share one worker process."""
         env = ",".join(f"{k}={v}" for k, v in sorted(self.env.items()))
         return f"{'+'.join(self.imports)}|{'+'.join(self.optional_imports)}|{env}|{self.prelude}|{self.device}"
+
+
+_KERAS_SKELETON = "import keras\nfrom keras import layers, ops"
 
 
 def _keras(backend: str, backend_imports: tuple[str, ...], backend_packages: tuple[str, ...], env: dict) -> Lane:
@@ -72,26 +77,40 @@ def _keras(backend: str, backend_imports: tuple[str, ...], backend_packages: tup
         packages=("keras",) + backend_packages + ("numpy",),
         env={**_TF_ENV, **env, "KERAS_BACKEND": backend},
         optional_imports=optional,
+        skeleton=_KERAS_SKELETON,
     )
 
 
 _LANES = (
-    Lane("python", ("numpy",), ("numpy",)),
-    Lane("torch", ("torch", "torch._dynamo"), ("torch", "numpy")),
-    Lane("torch-dist", ("torch", "torch._dynamo"), ("torch", "numpy"), processes=2),
-    Lane("jax", ("jax", "jax.numpy", "flax", "flax.nnx", "optax"), ("jax", "jaxlib", "flax", "optax", "numpy"), env=_JAX_ENV),
-    Lane("tensorflow", ("tensorflow",), ("tensorflow-cpu", "numpy"), env=_TF_ENV),
+    Lane("python", ("numpy",), ("numpy",), skeleton="import numpy as np"),
+    Lane("torch", ("torch", "torch._dynamo"), ("torch", "numpy"), skeleton="import torch\nfrom torch import nn"),
+    Lane(
+        "torch-dist",
+        ("torch", "torch._dynamo"),
+        ("torch", "numpy"),
+        processes=2,
+        skeleton="import torch\nimport torch.distributed as dist\ndist.init_process_group('gloo')",
+    ),
+    Lane(
+        "jax",
+        ("jax", "jax.numpy", "flax", "flax.nnx", "optax"),
+        ("jax", "jaxlib", "flax", "optax", "numpy"),
+        env=_JAX_ENV,
+        skeleton="import jax\nimport jax.numpy as jnp\nfrom flax import nnx\nimport optax",
+    ),
+    Lane("tensorflow", ("tensorflow",), ("tensorflow-cpu", "numpy"), env=_TF_ENV, skeleton="import tensorflow as tf"),
     Lane(
         "tf1",
         ("tensorflow",),
         ("tensorflow-cpu", "numpy"),
         env=_TF_ENV,
         prelude="import tensorflow as _tf\n_tf.compat.v1.disable_eager_execution()\ndel _tf\n",
+        skeleton="import tensorflow.compat.v1 as tf",
     ),
     _keras("jax", ("jax",), ("jax", "jaxlib"), _JAX_ENV),
     _keras("torch", ("torch",), ("torch",), {}),
     _keras("tensorflow", ("tensorflow",), ("tensorflow-cpu",), _TF_ENV),
-    Lane("pytensor", ("pytensor", "pytensor.tensor"), ("pytensor", "numpy")),
+    Lane("pytensor", ("pytensor", "pytensor.tensor"), ("pytensor", "numpy"), skeleton="import pytensor\nimport pytensor.tensor as pt"),
 )
 class _LaneTable(dict):
     """Lanes by name; 'LANE:DEVICE' names (e.g. 'torch:cuda') are made on first use."""
