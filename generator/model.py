@@ -203,8 +203,10 @@ class Result:
     value: dict | None = None  # the exposed value of an equivalence row: shape, dtype, data
     used_device: bool | None = None  # on a GPU: whether the cell did work there (None on CPU)
 
-    def to_json(self) -> dict:
-        return {
+    def to_json(self, fields=None) -> dict:
+        """The result as JSON data: every field, or those named in `fields` (the one serialiser of a
+        result: cache entries, ledgers, bundles and the site's exports all take theirs from here)."""
+        data = {
             "status": self.status,
             "duration": round(self.duration, 4),
             "stdout": self.stdout,
@@ -220,6 +222,7 @@ class Result:
             "value": self.value,
             "used_device": self.used_device,
         }
+        return data if fields is None else {name: data[name] for name in fields}
 
     @classmethod
     def from_json(cls, data: dict, cached: bool = False) -> Result:

@@ -57,6 +57,9 @@ def gpu_count() -> int:
     return sum(1 for line in out.splitlines() if line.startswith("GPU "))
 
 
+LEDGER_FIELDS = ("status", "duration", "versions", "device", "date", "used_device", "detail")
+
+
 def write(path: str, machine: str, jobs: list[Job], results: dict[str, Result]) -> dict:
     """Write the ledger of a GPU run, keeping the entries of cells this run did not cover."""
     entries = []
@@ -78,14 +81,8 @@ def write(path: str, machine: str, jobs: list[Job], results: dict[str, Result]) 
                 "column": job.column,
                 "lane": job.lane,
                 "identity": job.identity,
-                "status": result.status,
-                "duration": round(result.duration, 4),
-                "versions": result.versions,
-                "device": result.device,
-                "date": result.date,
+                **result.to_json(LEDGER_FIELDS),
                 "error": result.error[-2000:],
-                "used_device": result.used_device,
-                "detail": result.detail,
             }
         )
     entries.sort(key=lambda e: e["id"])
