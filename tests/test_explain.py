@@ -52,3 +52,32 @@ def test_prune_removes_the_results_of_edited_cells_and_keeps_the_current_ones(tm
     assert "removed 1 result(s)" in pruned.stdout and "kept 1" in pruned.stdout, pruned.stdout
     rebuilt = _cli("verify", "--explain", "r", "--content", content_dir, "--cache", cache)
     assert "from the cache" in rebuilt.stdout, rebuilt.stdout
+
+
+def test_a_dependency_of_the_lanes_packages_is_in_the_key_and_explain_names_it(tmp_path, monkeypatch):
+    from generator.load import content
+    from generator.verify import cache as cache_module
+    from generator.verify import explain
+    from generator.verify.lanes import LANES
+    from generator.verify.verification import plan, verify
+
+    content_dir = _write(tmp_path, "assert x == 2")
+    cache = cache_module.Cache(str(tmp_path / "cache"))
+    sheets = content.load(content_dir)
+    verify(sheets, cache=cache, cores=1, show_progress=False)
+    before = plan(sheets)
+    real = cache_module.lane_distributions(LANES["python"].packages)
+    assert "numpy" in real
+
+    original = cache_module.lane_distributions
+
+    def with_new_dependency(packages):
+        return {**original(packages), "fake-dependency": "9.9"}
+
+    monkeypatch.setattr(cache_module, "lane_distributions", with_new_dependency)
+    monkeypatch.setattr(explain, "lane_distributions", with_new_dependency)
+    after = plan(sheets)
+    assert [job.key for job in after] != [job.key for job in before]  # a dependency moved: the result may have
+    assert [job.identity for job in after] == [job.identity for job in before]  # ...but the cell is the same cell
+    lines = explain.explain(after, cache, LANES)
+    assert "dependencies of the lane's packages changed: fake-dependency absent -> 9.9" in lines[0], lines

@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import sys
 from functools import cache
 from importlib import metadata
@@ -44,6 +45,44 @@ def lane_versions(lane: Lane) -> dict[str, str]:
     return versions
 
 
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@cache
+def lane_distributions(packages: tuple[str, ...]) -> dict[str, str]:
+    """The installed distributions a lane's packages need, transitively, by name: their versions.
+    Dependencies that apply here only (environment markers evaluated, no extras)."""
+    try:
+        from packaging.requirements import InvalidRequirement, Requirement
+    except ImportError:  # pragma: no cover - packaging comes with the lock (a dependency of keras)
+        Requirement = InvalidRequirement = None
+    found: dict[str, str] = {}
+    todo = list(packages)
+    while todo:
+        name = _canonical(todo.pop())
+        if name in found:
+            continue
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "not installed"
+            continue
+        found[name] = dist.version
+        for text in dist.requires or ():
+            if Requirement is None:
+                if "extra ==" not in text:
+                    todo.append(re.split(r"[\s;<>=!~\[(]", text, maxsplit=1)[0])
+                continue
+            try:
+                requirement = Requirement(text)
+            except InvalidRequirement:
+                continue
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                todo.append(requirement.name)
+    return dict(sorted(found.items()))
+
+
 def _hash(parts: dict) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
@@ -75,7 +114,15 @@ def identity_parts(cell: Cell, lane: Lane, expect: dict | None = None) -> dict:
 
 def job_key(cell: Cell, lane: Lane, expect: dict | None = None) -> str:
     """The cache key of running `cell` in `lane` here: its identity and this machine's versions."""
-    return _hash({"identity": job_identity(cell, lane, expect), "python": sys.version, "versions": lane_versions(lane)})
+    return _hash(
+        {
+            "identity": job_identity(cell, lane, expect),
+            "python": sys.version,
+            "versions": lane_versions(lane),
+            # what the lane's packages import in turn (a new scipy changes jax's results too)
+            "distributions": lane_distributions(lane.packages),
+        }
+    )
 
 
 class Cache:

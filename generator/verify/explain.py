@@ -2,8 +2,9 @@
 (`cache prune`).
 
 Every verification remembers, per job, the parts its cache key was made of (hashes of the cell's
-code, setup and check, the lane's definition, the worker's code; the Python and package versions)
-and its last status, in .cache/last-keys.json. Explaining a job compares its parts now with those.
+code, setup and check, the lane's definition, the worker's code; the Python and package versions,
+and the versions of everything those packages depend on) and its last status, in
+.cache/last-keys.json. Explaining a job compares its parts now with those.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import time
 
 from generator.files import write_json
 from generator.model import PASSED, Job
-from generator.verify.cache import Cache, identity_parts, lane_versions
+from generator.verify.cache import Cache, identity_parts, lane_distributions, lane_versions
 from generator.verify.lanes import Lane
 
 LAST_KEYS = "last-keys.json"
@@ -49,6 +50,7 @@ def key_parts(job: Job, lane: Lane) -> dict:
     parts = {name: _short(value) for name, value in identity_parts(job.cell, lane, expectations(job)).items()}
     parts["python"] = sys.version.split()[0]
     parts.update({f"package {name}": version for name, version in lane_versions(lane).items() if name != "python"})
+    parts["distributions"] = _short(lane_distributions(lane.packages))
     return parts
 
 
@@ -59,7 +61,12 @@ def remember(cache: Cache, jobs: list[Job], results: dict, lanes: dict) -> None:
     for job in jobs:
         result = results.get(job.id)
         if result is not None:
-            known[job.id] = {"key": job.key, "status": str(result.status), "parts": key_parts(job, lanes[job.lane])}
+            lane = lanes[job.lane]
+            known["jobs"][job.id] = {"key": job.key, "status": str(result.status), "parts": key_parts(job, lane)}
+            distributions = lane_distributions(lane.packages)
+            known["distributions"][_short(distributions)] = distributions
+    used = {entry["parts"].get("distributions") for entry in known["jobs"].values()}
+    known["distributions"] = {digest: found for digest, found in known["distributions"].items() if digest in used}
     try:
         write_json(path, known, sort_keys=True, separators=(",", ":"))
     except OSError:
@@ -76,11 +83,11 @@ def explain(jobs: list[Job], cache: Cache, lanes: dict, force: bool = False) -> 
         if cached is not None and not force:
             lines.append(f"{name}: from the cache (passed on {cached.date or '?'}, {cached.duration:.2f} s, key {job.key[:12]})")
             continue
-        lines.append(f"{name}: runs: {_why(job, lanes[job.lane], known.get(job.id), force)}")
+        lines.append(f"{name}: runs: {_why(job, lanes[job.lane], known['jobs'].get(job.id), known['distributions'], force)}")
     return lines
 
 
-def _why(job: Job, lane: Lane, last: dict | None, force: bool) -> str:
+def _why(job: Job, lane: Lane, last: dict | None, closures: dict, force: bool) -> str:
     if force:
         return "--force runs every cell"
     if job.missing:
@@ -100,6 +107,8 @@ def _why(job: Job, lane: Lane, last: dict | None, force: bool) -> str:
             continue
         if part.startswith("package ") or part == "python":
             changed.append(f"{part.removeprefix('package ')} {before.get(part, 'absent')} -> {now.get(part, 'absent')}")
+        elif part == "distributions":
+            changed.append(_distribution_changes(closures.get(before.get(part, ""), {}), lane_distributions(lane.packages), lane))
         else:
             changed.append(f"{PART_NAMES.get(part, part)} changed")
     return "; ".join(changed) or "its key changed in a part this cache does not record"
@@ -135,6 +144,13 @@ def prune(cache: Cache, keep: set[str], dry_run: bool = False, tmp_age_s: float 
     return removed, kept, freed
 
 
+def _distribution_changes(before: dict, now: dict, lane: Lane) -> str:
+    packages = set(lane.packages)
+    changes = [f"{name} {before.get(name, 'absent')} -> {now.get(name, 'absent')}"
+               for name in sorted(set(before) | set(now)) if before.get(name) != now.get(name) and name not in packages]  # fmt: skip
+    return "dependencies of the lane's packages changed: " + (", ".join(changes) if changes else "(not recorded)")
+
+
 def _short(value) -> str:
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
@@ -144,7 +160,9 @@ def _load(path: str) -> dict:
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
-        return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
-        return {}
+        data = {}
+    if not isinstance(data, dict) or not isinstance(data.get("jobs"), dict) or not isinstance(data.get("distributions"), dict):
+        return {"jobs": {}, "distributions": {}}
+    return data
 
