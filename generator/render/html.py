@@ -283,6 +283,9 @@ def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
             deprecations=[w for w in warnings if w.get("category") in DEPRECATION_CATEGORIES],
             warnings=[w for w in warnings if w.get("category") not in DEPRECATION_CATEGORIES],
             output=any(lane["stdout"] or lane["stderr"] for lane in lanes),
+            # A passed cell's runs load on opening its badge (badge_runs); others stay in the page.
+            lazy_runs=bool(verdict) and verdict.status == PASSED,
+            report_anchor=report_anchor(sheet.id, row.id, cell.column),
         )
     return view
 
@@ -392,12 +395,14 @@ def render_site(sheets: list[Sheet], verification: Verification, extra_pages=(),
         with open(os.path.join(static_dir, name), "rb") as handle:
             files[f"static/{name}"] = handle.read()
     # What readers load on demand (reader.py): the search index and each sheet's runnable scripts.
-    # And each sheet's "Not this" lists (the counterexamples), which would double the largest page.
+    # And each sheet's "Not this" lists (the counterexamples), which would double the largest page,
+    # and its badges' runs, a quarter of it.
     files[reader.INDEX_PATH] = reader.script("search", reader.search_index(sheets))
     sheet_rows = {sheet.id: {row.id: [cell_view(sheet, row, cell, verification) for cell in row.cells] for row in sheet.rows()} for sheet in sheets}
     for sheet in sheets:
         files[f"data/{sheet.id}.runnable.js"] = reader.script(f"runnable/{sheet.id}", reader.runnable_scripts(sheet, verification))
         files[f"data/{sheet.id}.not-this.js"] = reader.script(f"not-this/{sheet.id}", counterexample_bodies(env, sheet_rows[sheet.id]))
+        files[f"data/{sheet.id}.runs.js"] = reader.script(f"runs/{sheet.id}", badge_runs(env, sheet_rows[sheet.id]))
     assets = {name: asset_version(data) for name, data in files.items()}
     assets["build"] = asset_version(b"".join(files[name] for name in sorted(files) if name.endswith(".js") and not name.startswith("static/")))
     nav = [{"id": sheet.id, "title": sheet.title, "href": f"{sheet.id}.html", "sheet": True} for sheet in sheets]
@@ -425,7 +430,7 @@ def render_site(sheets: list[Sheet], verification: Verification, extra_pages=(),
     gpu_records = ledger_records(verification)
     files["verification.json"] = _json({"format": 1, "cells": all_records, "gpu": gpu_records})
     counts = {**_counts(all_records), **truth_counts(sheets, verification), "gpu_passed": gpu["passed"], "gpu_possible": gpu["possible"], "gpu": gpu}
-    page("verification.html", "verification.html", records=report_rows(all_records), counts=counts, gpu_records=gpu_records)
+    page("verification.html", "verification.html", records=report_rows(all_records), counts=counts, gpu_records=with_anchors(gpu_records))
     for name, target in SITE_DOCS.items():
         title, body = document(os.path.join(DOCS, name))
         page("doc.html", target, title=title, body=body)
@@ -468,7 +473,24 @@ def report_rows(records: list[dict]) -> list[dict]:
         rank = STATUS_ORDER.get(record["status"], 0)
         version_text = " · ".join(main_versions(record["versions"]))
         rows.append({**record, "rank": rank, "order": index, "version_text": version_text})
-    return sorted(rows, key=lambda r: (r["rank"] == STATUS_ORDER[PASSED], r["rank"], r["order"]))
+    return with_anchors(sorted(rows, key=lambda r: (r["rank"] == STATUS_ORDER[PASSED], r["rank"], r["order"])))
+
+
+def report_anchor(sheet_id: str, row_id: str, column: str) -> str:
+    """The id of a cell's first line in the report: a sheet's badge links there until (and
+    unless) its runs load."""
+    return f"{sheet_id}/{row_id}/{column}"
+
+
+def with_anchors(records: list[dict]) -> list[dict]:
+    """The records, each cell's first one with its report_anchor."""
+    seen = set()
+    out = []
+    for record in records:
+        anchor = report_anchor(record["sheet"], record["row"], record["column"])
+        out.append({**record, "anchor": "" if anchor in seen else anchor})
+        seen.add(anchor)
+    return out
 
 
 def counterexample_bodies(env, rows: dict) -> dict:
@@ -478,6 +500,19 @@ def counterexample_bodies(env, rows: dict) -> dict:
     for row_id, views in rows.items():
         for view in views:
             if view.get("counterexamples"):
+                bodies.setdefault(row_id, {})[view["column"]] = str(macro(view))
+    return bodies
+
+
+def badge_runs(env, rows: dict) -> dict:
+    """The HTML of each passed cell's runs (lanes, versions, durations, devices, GPU runs), by row
+    and column: loaded by the page when the badge is opened. They were a quarter of the largest
+    page; the verdict and the lanes stay in it."""
+    macro = env.get_template("macros.html").module.runs
+    bodies: dict[str, dict[str, str]] = {}
+    for row_id, views in rows.items():
+        for view in views:
+            if view.get("lazy_runs"):
                 bodies.setdefault(row_id, {})[view["column"]] = str(macro(view))
     return bodies
 

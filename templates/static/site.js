@@ -237,15 +237,23 @@
       chooseAll: function () { choose(columnsFromUrl(), false); },
       refilter: applyFilter
     };
-    // "Not this": the wrong snippets load from data/<sheet>.not-this.js when a list is opened.
+    // Loaded when opened (<details data-lazy=KIND>): a badge's runs from data/<sheet>.runs.js,
+    // the "Not this" snippets from data/<sheet>.not-this.js. They replace the link that stands
+    // in for them, which stays if the file cannot load.
     table.addEventListener("toggle", function (event) {
       var details = event.target;
-      if (!details.open || !details.classList || !details.classList.contains("not-this") || details.getAttribute("data-loaded")) return;
-      var td = details.closest("td"), body = details.querySelector(".not-this-body");
-      hpg.get("not-this/" + hpg.sheet.id, "data/" + hpg.sheet.id + ".not-this.js").then(function (data) {
+      var kind = details.getAttribute && details.getAttribute("data-lazy");
+      if (!details.open || !kind || details.getAttribute("data-loaded")) return;
+      var td = details.closest("td"), stand = details.querySelector(".lazy");
+      hpg.get(kind + "/" + hpg.sheet.id, "data/" + hpg.sheet.id + "." + kind + ".js").then(function (data) {
         var html = (data[td.parentNode.id] || {})[td.getAttribute("data-col")];
-        if (html) { body.innerHTML = html; details.setAttribute("data-loaded", "1"); }
-      }, function () { /* the link to the sheet's data stays */ });
+        if (!html || !stand || details.getAttribute("data-loaded")) return;
+        var holder = document.createElement("div");
+        holder.innerHTML = html;
+        while (holder.firstChild) details.insertBefore(holder.firstChild, stand);
+        details.removeChild(stand);
+        details.setAttribute("data-loaded", "1");
+      }, function () { /* the link stays */ });
     }, true);
     // Compare two columns: its code loads when asked for, or when the URL holds a comparison.
     var compare = document.createElement("button");

@@ -22,7 +22,7 @@ from generator.render import reader
 from tests.browser.test_site_browser import _axe, _Links, visible_column_names, visible_rows
 from tests.conftest import ROOT
 
-LAZY = ("search-index.js", "static/reader.js", ".runnable.js", ".not-this.js")
+LAZY = ("search-index.js", "static/reader.js", ".runnable.js", ".not-this.js", ".runs.js")
 METRICS = os.path.join(ROOT, "tests", "output", "reader-metrics.json")
 
 

@@ -106,6 +106,14 @@ def test_without_javascript_every_column_shows_and_no_control_is_offered(open_pa
     assert not page.locator(".theme-toggle").is_visible()
     assert page.locator("button.copy").count() == 0
     assert page.locator("pre.code").first.is_visible()
+    # Every cell still says its verdict and where; a passed cell's runs are a link to the report.
+    verdicts = page.locator("details.badge summary").all_inner_texts()
+    assert [v.split() for v in verdicts] == [["✓", "verified", "torch"], ["✗", "failed", "keras@jax/torch"], ["✓", "verified", "jax"]]
+    badge = page.locator("#ones td[data-col=pytorch] details.badge")
+    badge.locator("summary").click()
+    badge.locator(".lazy a").click()
+    page.wait_for_url(re.compile(r"verification\.html#golden/ones/pytorch$"))
+    assert page.locator(":target td").nth(4).inner_text() == "torch"
     watch.assert_clean()
 
 
@@ -265,6 +273,8 @@ def test_copy_button_copies_the_shown_code(open_page, sample):
 
 
 def test_badge_tells_status_lanes_versions_device_and_duration(open_page, sample):
+    """The summary says the verdict and the lanes. A cell that did not pass has its runs and errors
+    in the page; a passed cell's runs load on opening (data/<sheet>.runs.js)."""
     page, watch = open_page(sample + "golden.html")
     badge = page.locator("#ones td[data-col=keras] details.badge")
     assert badge.locator("summary").inner_text().split() == ["✗", "failed", "keras@jax/torch"]
@@ -282,6 +292,14 @@ def test_badge_tells_status_lanes_versions_device_and_duration(open_page, sample
     ok = page.locator("#ones td[data-col=pytorch] details.badge summary")
     assert ok.inner_text().split() == ["✓", "verified", "torch"]
     assert luminance(ok.locator(".verdict").evaluate("e => getComputedStyle(e).color")) < 0.5
+    opened = page.locator("#ones td[data-col=pytorch] details.badge")
+    assert opened.locator("dl").count() == 0
+    ok.click()
+    opened.locator("dl.runs").wait_for()
+    text = opened.locator("dl.runs").inner_text()
+    for expected in ("torch passed 250 ms", "cpu: Test CPU (2 cores) · 2026-01-02", "Python 3.11.7 · torch 2.13.0"):
+        assert expected in text, (expected, text)
+    assert opened.locator(".lazy").count() == 0
 
     deprecation = page.locator("#ones td[data-col=jax] .deprecation")
     assert deprecation.inner_text() == "DEPRECATED ones() is old"
