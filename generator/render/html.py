@@ -113,13 +113,14 @@ def _markdown(text: str) -> str:
 
 
 # The token classes the stylesheet colours; other tokens (names, operators, whitespace) are plain
-# text, which keeps pages small. A <wbr> after . , ( [ { lets wrapped code break between tokens.
+# text, which keeps pages small. A <wbr> after . , ( [ { lets wrapped code break between tokens;
+# none before a space (a break already) or a closing bracket (no use).
 STYLED_TOKENS = {
     "k", "kn", "kd", "kr", "kc", "kp", "ow", "s", "s1", "s2", "sa", "sb", "sc", "sd", "se", "sh", "si", "sr",
     "ss", "sx", "dl", "m", "mi", "mf", "mh", "mo", "mb", "il", "c", "c1", "cm", "ch", "cs", "cp", "cpf", "nf",
     "fm", "nc", "nd", "nb", "bp", "ne", "vm", "err",
 }  # fmt: skip
-_BREAK_AFTER = re.compile(r"([.,(\[{])")
+_BREAK_AFTER = re.compile(r"([.,(\[{])(?![\s)\]}])")
 
 
 @cache
@@ -285,7 +286,6 @@ def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
             output=any(lane["stdout"] or lane["stderr"] for lane in lanes),
             # A passed cell's runs load on opening its badge (badge_runs); others stay in the page.
             lazy_runs=bool(verdict) and verdict.status == PASSED,
-            report_anchor=report_anchor(sheet.id, row.id, cell.column),
         )
     return view
 
@@ -430,7 +430,7 @@ def render_site(sheets: list[Sheet], verification: Verification, extra_pages=(),
     gpu_records = ledger_records(verification)
     files["verification.json"] = _json({"format": 1, "cells": all_records, "gpu": gpu_records})
     counts = {**_counts(all_records), **truth_counts(sheets, verification), "gpu_passed": gpu["passed"], "gpu_possible": gpu["possible"], "gpu": gpu}
-    page("verification.html", "verification.html", records=report_rows(all_records), counts=counts, gpu_records=with_anchors(gpu_records))
+    page("verification.html", "verification.html", records=report_rows(all_records), counts=counts, gpu_records=gpu_records)
     for name, target in SITE_DOCS.items():
         title, body = document(os.path.join(DOCS, name))
         page("doc.html", target, title=title, body=body)
@@ -473,24 +473,7 @@ def report_rows(records: list[dict]) -> list[dict]:
         rank = STATUS_ORDER.get(record["status"], 0)
         version_text = " · ".join(main_versions(record["versions"]))
         rows.append({**record, "rank": rank, "order": index, "version_text": version_text})
-    return with_anchors(sorted(rows, key=lambda r: (r["rank"] == STATUS_ORDER[PASSED], r["rank"], r["order"])))
-
-
-def report_anchor(sheet_id: str, row_id: str, column: str) -> str:
-    """The id of a cell's first line in the report: a sheet's badge links there until (and
-    unless) its runs load."""
-    return f"{sheet_id}/{row_id}/{column}"
-
-
-def with_anchors(records: list[dict]) -> list[dict]:
-    """The records, each cell's first one with its report_anchor."""
-    seen = set()
-    out = []
-    for record in records:
-        anchor = report_anchor(record["sheet"], record["row"], record["column"])
-        out.append({**record, "anchor": "" if anchor in seen else anchor})
-        seen.add(anchor)
-    return out
+    return sorted(rows, key=lambda r: (r["rank"] == STATUS_ORDER[PASSED], r["rank"], r["order"]))
 
 
 def counterexample_bodies(env, rows: dict) -> dict:
