@@ -112,14 +112,21 @@ def _markdown(text: str) -> str:
     return clean
 
 
-# The token classes the stylesheet colours; other tokens (names, operators, whitespace) are plain
-# text, which keeps pages small. A <wbr> after . , ( [ { lets wrapped code break between tokens;
-# none before a space (a break already) or a closing bracket (no use).
-STYLED_TOKENS = {
-    "k", "kn", "kd", "kr", "kc", "kp", "ow", "s", "s1", "s2", "sa", "sb", "sc", "sd", "se", "sh", "si", "sr",
-    "ss", "sx", "dl", "m", "mi", "mf", "mh", "mo", "mb", "il", "c", "c1", "cm", "ch", "cs", "cp", "cpf", "nf",
-    "fm", "nc", "nd", "nb", "bp", "ne", "vm", "err",
-}  # fmt: skip
+# The token kinds the stylesheet colours, each as one short class (Pygments' names, grouped by
+# colour: keyword, string, number, comment, function or class name, builtin, error); other tokens
+# (names, operators, whitespace) are plain text, which keeps pages small. A <wbr> after . , ( [ {
+# lets wrapped code break between tokens; none before a space (a break already) or a closing
+# bracket (no use).
+TOKEN_COLOURS = {
+    "k": ("k", "kn", "kd", "kr", "kc", "kp", "ow"),
+    "s": ("s", "s1", "s2", "sa", "sb", "sc", "sd", "se", "sh", "si", "sr", "ss", "sx", "dl"),
+    "m": ("m", "mi", "mf", "mh", "mo", "mb", "il"),
+    "c": ("c", "c1", "cm", "ch", "cs", "cp", "cpf"),
+    "f": ("nf", "fm", "nc", "nd"),
+    "b": ("nb", "bp", "ne", "vm"),
+    "e": ("err",),
+}
+STYLED_TOKENS = {name: colour for colour, names in TOKEN_COLOURS.items() for name in names}
 _BREAK_AFTER = re.compile(r"([.,(\[{])(?![\s)\]}])")
 
 
@@ -128,7 +135,7 @@ def _token_class(ttype) -> str:
     while ttype is not None:
         css = STANDARD_TYPES.get(ttype)
         if css in STYLED_TOKENS:
-            return css
+            return STYLED_TOKENS[css]
         ttype = ttype.parent
     return ""
 
