@@ -314,6 +314,17 @@ def test_badge_tells_status_lanes_versions_device_and_duration(open_page, sample
     watch.assert_clean()
 
 
+def test_a_badge_whose_runs_cannot_load_says_where_they_are(open_page, sample):
+    page, _ = open_page(sample + "golden.html")
+    page.route("**/data/golden.runs.js*", lambda route: route.abort())
+    badge = page.locator("#ones td[data-col=pytorch] details.badge")
+    badge.locator("summary").click()
+    badge.locator(".lazy").wait_for()
+    assert "could not load" in badge.locator(".lazy").inner_text()
+    assert badge.locator(".lazy a").evaluate_all("links => links.map(a => a.getAttribute('href'))") == ["verification.html", "data/golden.json"]
+    assert badge.get_attribute("data-loaded") == "failed"
+
+
 # ---------------------------------------------------------------------------------------------
 # theme
 
