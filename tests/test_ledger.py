@@ -95,8 +95,12 @@ def test_badge_and_report_show_gpu_and_stale(tmp_path):
     json.dump(data, open(tmp_path / "g.json", "w"))
     files = render.render_site(sheets, _verification(sheets, ledger.load_all(str(tmp_path))))
     page = " ".join(re.sub(r"<[^>]+>", " ", files["golden.html"].decode()).split())  # the text a reader sees
-    assert re.search(r"torch:cuda on test-gpu:? passed", page)
-    assert re.search(r"jax:cuda on test-gpu:? stale", page)
+    # A passed cell's runs load when its badge opens (data/<sheet>.runs.js); the summary says GPU.
+    runs = json.loads(files["data/golden.runs.js"].decode().split(",", 1)[1].rsplit(")", 1)[0])
+    opened = " ".join(re.sub(r"<[^>]+>", " ", " ".join(runs["ones"].values())).split())
+    assert re.search(r"torch:cuda on test-gpu:? passed", opened)
+    assert re.search(r"jax:cuda on test-gpu:? stale", opened)
+    assert "✓ verified torch · GPU" in page and "on test-gpu" not in page
     assert "GPU: 2 of 3 cells that can run on a GPU passed there." in page
     assert "GPU coverage: 2 of 3" in files["index.html"].decode()
     gpu = json.loads(files["verification.json"])["gpu"]

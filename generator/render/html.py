@@ -109,14 +109,22 @@ def _markdown(text: str) -> str:
     return clean
 
 
-# The token classes the stylesheet colours; other tokens (names, operators, whitespace) are plain
-# text, which keeps pages small. A <wbr> after . , ( [ { lets wrapped code break between tokens.
-STYLED_TOKENS = {
-    "k", "kn", "kd", "kr", "kc", "kp", "ow", "s", "s1", "s2", "sa", "sb", "sc", "sd", "se", "sh", "si", "sr",
-    "ss", "sx", "dl", "m", "mi", "mf", "mh", "mo", "mb", "il", "c", "c1", "cm", "ch", "cs", "cp", "cpf", "nf",
-    "fm", "nc", "nd", "nb", "bp", "ne", "vm", "err",
-}  # fmt: skip
-_BREAK_AFTER = re.compile(r"([.,(\[{])")
+# The token kinds the stylesheet colours, each as one short class (Pygments' names, grouped by
+# colour: keyword, string, number, comment, function or class name, builtin, error); other tokens
+# (names, operators, whitespace) are plain text, which keeps pages small. A <wbr> after . , ( [ {
+# lets wrapped code break between tokens; none before a space (a break already) or a closing
+# bracket (no use).
+TOKEN_COLOURS = {
+    "k": ("k", "kn", "kd", "kr", "kc", "kp", "ow"),
+    "s": ("s", "s1", "s2", "sa", "sb", "sc", "sd", "se", "sh", "si", "sr", "ss", "sx", "dl"),
+    "m": ("m", "mi", "mf", "mh", "mo", "mb", "il"),
+    "c": ("c", "c1", "cm", "ch", "cs", "cp", "cpf"),
+    "f": ("nf", "fm", "nc", "nd"),
+    "b": ("nb", "bp", "ne", "vm"),
+    "e": ("err",),
+}
+STYLED_TOKENS = {name: colour for colour, names in TOKEN_COLOURS.items() for name in names}
+_BREAK_AFTER = re.compile(r"([.,(\[{])(?![\s)\]}])")
 
 
 @cache
@@ -124,7 +132,7 @@ def _token_class(ttype) -> str:
     while ttype is not None:
         css = STANDARD_TYPES.get(ttype)
         if css in STYLED_TOKENS:
-            return css
+            return STYLED_TOKENS[css]
         ttype = ttype.parent
     return ""
 
@@ -280,6 +288,8 @@ def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
             deprecations=[w for w in warnings if w.get("category") in DEPRECATION_CATEGORIES],
             warnings=[w for w in warnings if w.get("category") not in DEPRECATION_CATEGORIES],
             output=any(lane["stdout"] or lane["stderr"] for lane in lanes),
+            # A passed cell's runs load on opening its badge (badge_runs); others stay in the page.
+            lazy_runs=bool(verdict) and verdict.status == PASSED,
         )
     return view
 
@@ -389,12 +399,14 @@ def render_site(sheets: list[Sheet], verification: Verification, extra_pages=(),
         with open(os.path.join(static_dir, name), "rb") as handle:
             files[f"static/{name}"] = handle.read()
     # What readers load on demand (reader.py): the search index and each sheet's runnable scripts.
-    # And each sheet's "Not this" lists (the counterexamples), which would double the largest page.
+    # And each sheet's "Not this" lists (the counterexamples), which would double the largest page,
+    # and its badges' runs, a quarter of it.
     files[reader.INDEX_PATH] = reader.script("search", reader.search_index(sheets))
     sheet_rows = {sheet.id: {row.id: [cell_view(sheet, row, cell, verification) for cell in row.cells] for row in sheet.rows()} for sheet in sheets}
     for sheet in sheets:
         files[f"data/{sheet.id}.runnable.js"] = reader.script(f"runnable/{sheet.id}", reader.runnable_scripts(sheet, verification))
         files[f"data/{sheet.id}.not-this.js"] = reader.script(f"not-this/{sheet.id}", counterexample_bodies(env, sheet_rows[sheet.id]))
+        files[f"data/{sheet.id}.runs.js"] = reader.script(f"runs/{sheet.id}", badge_runs(env, sheet_rows[sheet.id]))
     assets = {name: asset_version(data) for name, data in files.items()}
     assets["build"] = asset_version(b"".join(files[name] for name in sorted(files) if name.endswith(".js") and not name.startswith("static/")))
     nav = [{"id": sheet.id, "title": sheet.title, "href": f"{sheet.id}.html", "sheet": True} for sheet in sheets]
@@ -475,6 +487,19 @@ def counterexample_bodies(env, rows: dict) -> dict:
     for row_id, views in rows.items():
         for view in views:
             if view.get("counterexamples"):
+                bodies.setdefault(row_id, {})[view["column"]] = str(macro(view))
+    return bodies
+
+
+def badge_runs(env, rows: dict) -> dict:
+    """The HTML of each passed cell's runs (lanes, versions, durations, devices, GPU runs), by row
+    and column: loaded by the page when the badge is opened. They were a quarter of the largest
+    page; the verdict and the lanes stay in it."""
+    macro = env.get_template("macros.html").module.runs
+    bodies: dict[str, dict[str, str]] = {}
+    for row_id, views in rows.items():
+        for view in views:
+            if view.get("lazy_runs"):
                 bodies.setdefault(row_id, {})[view["column"]] = str(macro(view))
     return bodies
 

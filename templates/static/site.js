@@ -4,6 +4,7 @@
   "use strict";
 
   var root = document.documentElement;
+  root.classList.add("js"); // the style sheet tells a page with scripts from one without
 
   // ---- Loading on demand (static/reader.js, the search index, runnable scripts): script files,
   // which load over http(s) and from file:// alike; each data file calls hpg.receive(name, data).
@@ -237,15 +238,26 @@
       chooseAll: function () { choose(columnsFromUrl(), false); },
       refilter: applyFilter
     };
-    // "Not this": the wrong snippets load from data/<sheet>.not-this.js when a list is opened.
+    // Loaded when opened (<details data-lazy=KIND>, only a summary in the page): a badge's runs
+    // from data/<sheet>.runs.js, the "Not this" snippets from data/<sheet>.not-this.js.
     table.addEventListener("toggle", function (event) {
       var details = event.target;
-      if (!details.open || !details.classList || !details.classList.contains("not-this") || details.getAttribute("data-loaded")) return;
-      var td = details.closest("td"), body = details.querySelector(".not-this-body");
-      hpg.get("not-this/" + hpg.sheet.id, "data/" + hpg.sheet.id + ".not-this.js").then(function (data) {
+      var kind = details.getAttribute && details.getAttribute("data-lazy");
+      if (!details.open || !kind || details.getAttribute("data-loaded")) return;
+      var td = details.closest("td");
+      details.setAttribute("data-loaded", "loading");
+      hpg.get(kind + "/" + hpg.sheet.id, "data/" + hpg.sheet.id + "." + kind + ".js").then(function (data) {
         var html = (data[td.parentNode.id] || {})[td.getAttribute("data-col")];
-        if (html) { body.innerHTML = html; details.setAttribute("data-loaded", "1"); }
-      }, function () { /* the link to the sheet's data stays */ });
+        if (!html) throw new Error("nothing for " + td.parentNode.id + " " + td.getAttribute("data-col"));
+        details.insertAdjacentHTML("beforeend", html);
+        details.setAttribute("data-loaded", "yes");
+      }).catch(function () {
+        var note = document.createElement("p");
+        note.className = "lazy";
+        note.innerHTML = 'These details could not load: see the <a href="verification.html">verification report</a> and <a href="data/' + encodeURIComponent(hpg.sheet.id) + '.json">this sheet\'s data</a>.';
+        details.appendChild(note);
+        details.setAttribute("data-loaded", "failed");
+      });
     }, true);
     // Compare two columns: its code loads when asked for, or when the URL holds a comparison.
     var compare = document.createElement("button");

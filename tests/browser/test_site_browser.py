@@ -106,6 +106,15 @@ def test_without_javascript_every_column_shows_and_no_control_is_offered(open_pa
     assert not page.locator(".theme-toggle").is_visible()
     assert page.locator("button.copy").count() == 0
     assert page.locator("pre.code").first.is_visible()
+    # Every cell still says its verdict and where it was verified. What loads on opening (a passed
+    # cell's runs, "Not this") is not offered; the page says where it is, and the failed cell's
+    # runs and errors are in the page.
+    verdicts = page.locator("details.badge summary").all_inner_texts()
+    assert [v.split() for v in verdicts] == [["✓", "verified", "torch"], ["✗", "failed", "keras@jax/torch"], ["✓", "verified", "jax"]]
+    assert page.locator("details[data-lazy] > summary").first.evaluate("s => getComputedStyle(s).pointerEvents") == "none"
+    assert "AssertionError: <script>" in page.locator("#ones td[data-col=keras] details.badge").text_content()
+    note = page.locator("noscript p.lazy")
+    assert note.is_visible() and note.locator("a").evaluate_all("links => links.map(a => a.getAttribute('href'))") == ["verification.html", "data/golden.json"]
     watch.assert_clean()
 
 
@@ -265,6 +274,8 @@ def test_copy_button_copies_the_shown_code(open_page, sample):
 
 
 def test_badge_tells_status_lanes_versions_device_and_duration(open_page, sample):
+    """The summary says the verdict and the lanes. A cell that did not pass has its runs and errors
+    in the page; a passed cell's runs load on opening (data/<sheet>.runs.js)."""
     page, watch = open_page(sample + "golden.html")
     badge = page.locator("#ones td[data-col=keras] details.badge")
     assert badge.locator("summary").inner_text().split() == ["✗", "failed", "keras@jax/torch"]
@@ -281,7 +292,15 @@ def test_badge_tells_status_lanes_versions_device_and_duration(open_page, sample
         assert expected in text, (expected, text)
     ok = page.locator("#ones td[data-col=pytorch] details.badge summary")
     assert ok.inner_text().split() == ["✓", "verified", "torch"]
-    assert luminance(ok.locator(".verdict").evaluate("e => getComputedStyle(e).color")) < 0.5
+    assert luminance(ok.evaluate("e => getComputedStyle(e).color")) < 0.5  # the verdict's colour
+    opened = page.locator("#ones td[data-col=pytorch] details.badge")
+    assert opened.locator("dl").count() == 0
+    ok.click()
+    opened.locator("dl.runs").wait_for()
+    text = opened.locator("dl.runs").inner_text()
+    for expected in ("torch passed 250 ms", "cpu: Test CPU (2 cores) · 2026-01-02", "Python 3.11.7 · torch 2.13.0"):
+        assert expected in text, (expected, text)
+    assert opened.locator(".lazy").count() == 0
 
     deprecation = page.locator("#ones td[data-col=jax] .deprecation")
     assert deprecation.inner_text() == "DEPRECATED ones() is old"
@@ -293,6 +312,17 @@ def test_badge_tells_status_lanes_versions_device_and_duration(open_page, sample
     output.locator("summary").click()
     assert output.locator("pre").inner_text() == "hello <b>world</b>\n"
     watch.assert_clean()
+
+
+def test_a_badge_whose_runs_cannot_load_says_where_they_are(open_page, sample):
+    page, _ = open_page(sample + "golden.html")
+    page.route("**/data/golden.runs.js*", lambda route: route.abort())
+    badge = page.locator("#ones td[data-col=pytorch] details.badge")
+    badge.locator("summary").click()
+    badge.locator(".lazy").wait_for()
+    assert "could not load" in badge.locator(".lazy").inner_text()
+    assert badge.locator(".lazy a").evaluate_all("links => links.map(a => a.getAttribute('href'))") == ["verification.html", "data/golden.json"]
+    assert badge.get_attribute("data-loaded") == "failed"
 
 
 # ---------------------------------------------------------------------------------------------
