@@ -65,10 +65,14 @@ def _tree(path) -> dict[str, bytes]:
     return files
 
 
-# Where a site shows how long a run took (html.py: the lane's duration span, the report's sortable cell, the
-# JSON and CSV `duration` fields). Two runs of a cell never measure the same time, so only these are masked.
+# Where a site shows how long a run took (html.py: the lane's duration span, in the page or in runs.js, the
+# report's sortable cell, the JSON and CSV `duration` fields, and the data scripts' hash). Two runs of a cell never measure the same time, so only these are masked.
 _DURATIONS = (
     (re.compile(rb'<span class="duration">[^<]*</span>'), b'<span class="duration">D</span>'),
+    # a badge's runs, loaded on opening from data/<sheet>.runs.js (HTML inside a JSON string)
+    (re.compile(rb'<span class=\\"duration\\">[^<]*</span>'), b'<span class="duration">D</span>'),
+    # the version of the data scripts every page names: a hash of them, runs.js (durations) included
+    (re.compile(rb'data-build="[0-9a-f]+"'), b'data-build="D"'),
     (re.compile(rb'<td data-sort="[0-9.e-]+" class="num">[^<]*</td>'), b'<td data-sort="D" class="num">D</td>'),
     (re.compile(rb'"duration": ?[0-9.e-]+'), b'"duration":D'),
     (re.compile(rb"^((?:[^,\n]*,){6})[0-9.e-]+,", re.M), rb"\1D,"),  # the CSV's 7th column is `duration`
