@@ -10,6 +10,7 @@ from generator.bench import results as bench_results
 from generator.load import content, pages
 from generator.render import html as render
 from generator.render import sitefiles
+from generator.render.markup import FragmentCache
 from generator.verify.cache import Cache
 from generator.verify.verification import Verification, verify
 
@@ -67,16 +68,19 @@ def build(options: Options) -> Outcome:
     sheets, verification = run_verification(options, sheets)
     if verification.failures() and not options.keep_going:
         return Outcome(verification, written=False)
-    extra, nav = [lambda env, context: pages.render(env, guide_pages, context)], []
-    nav += [(title, href) for key, title, href in (("guide", "Guide", "guide.html"), ("tradeoffs", "Trade-offs", "tradeoffs.html")) if guide_pages.get(key)]
+    site_pages = [
+        render.Page(title, f"{kind}.html", lambda env, context, kind=kind: pages.render(env, kind, guide_pages[kind], context))
+        for kind, title in (("guide", "Guide"), ("tradeoffs", "Trade-offs"))
+        if guide_pages.get(kind)
+    ]
     if measured is not None:
-        extra.append(lambda env, context: {"benchmarks.html": benchmarks_page(env, context, measured)})
-        nav.append(("Benchmarks", "benchmarks.html"))
-    fragments = os.path.join(options.cache_dir, "fragments.json")
-    render.FRAGMENTS.load(fragments)
-    files = render.render_site(sheets, verification, extra_pages=extra, extra_nav=nav)
+        site_pages.append(render.Page("Benchmarks", "benchmarks.html", lambda env, context: benchmarks_page(env, context, measured)))
+    fragments_path = os.path.join(options.cache_dir, "fragments.json")
+    fragments = FragmentCache()
+    fragments.load(fragments_path)
+    files = render.render_site(sheets, verification, pages=site_pages, fragments=fragments)
     try:
-        render.FRAGMENTS.save(fragments)
+        fragments.save(fragments_path)
     except OSError:
         pass  # a cache that cannot be written only costs time
     written = sitefiles.publish(files, options.out_dir, ticket)

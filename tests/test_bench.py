@@ -284,10 +284,10 @@ def test_claim_verdicts_come_from_the_figures():
 
 
 def test_page_renders(tmp_path):
-    from generator.render import html as render
+    from generator.render import markup
 
     b = synthetic_bench()
-    env = render.environment()
+    env = markup.environment()
     html = env.get_template("benchmarks.html").render(
         bench=b, charts={wid: bench_chart.render_chart_svg(w) for wid, w in b["workloads"].items()},
         claims=bench_results.claim_verdicts(b), assets=collections.defaultdict(str), nav=[], page_path="benchmarks.html")  # fmt: skip

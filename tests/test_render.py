@@ -10,6 +10,7 @@ import pytest
 from generator.load import content
 from generator.model import Result
 from generator.render import html as render
+from generator.render import markup
 from generator.verify.verification import Verification, judge, plan
 from tests import golden
 from tests.conftest import ROOT
@@ -60,12 +61,12 @@ def test_unicode_and_long_lines_render():
 
 
 def test_markdown_keeps_safe_links_and_drops_scripts():
-    html = str(render.markdown("[ok](https://example.org) [bad](javascript:alert(1)) <script>x</script> **b**"))
+    html = str(markup.markdown("[ok](https://example.org) [bad](javascript:alert(1)) <script>x</script> **b**"))
     assert '<a href="https://example.org" rel="noopener noreferrer">ok</a>' in html
     assert "javascript" not in html and "<script" not in html
     assert "<strong>b</strong>" in html
 
 
 def test_text_cell_source_must_be_http():
-    assert render.safe_url("javascript:alert(1)") == ""
-    assert render.safe_url("https://pytorch.org") == "https://pytorch.org"
+    assert markup.safe_url("javascript:alert(1)") == ""
+    assert markup.safe_url("https://pytorch.org") == "https://pytorch.org"

@@ -12,7 +12,7 @@ from generator import build
 from generator.errors import ContentInvalid
 from generator.load import content
 from generator.model import PASSED
-from generator.render import html as render
+from generator.render import markup
 from tests.conftest import write_content
 
 COLUMNS = (("a", "python"), ("b", "python"))
@@ -150,7 +150,7 @@ def test_a_checked_note_must_name_a_labelled_check_line(tmp_path):
 def test_a_checked_note_shows_its_check_line(tmp_path):
     root = _content(tmp_path, _row(SQUARE, extra="notes: 'Squares each element (checked: squares).'"))
     sheets = content.load(root)
-    html = render.notes_markdown(next(sheets[0].rows()), {})
+    html = markup.notes_markdown(next(sheets[0].rows()), {})
     assert '(<abbr title="assert np.allclose(out, [0, 1, 4, 9])">checked</abbr>)' in html
 
 

@@ -195,12 +195,10 @@ def _tradeoffs(c: _Checker, data) -> dict | None:
     return {"title": matrix["title"], "intro": matrix["intro"], "frameworks": frameworks, "sections": sections}
 
 
-def render(env, pages: dict, context: dict) -> dict[str, bytes]:
-    """The guide and trade-off pages, for those present."""
-    files = {}
-    common = {"nav": context["nav"], "assets": context["assets"]}
-    if pages.get("guide"):
-        files["guide.html"] = env.get_template("guide.html").render(guide=pages["guide"], page_path="guide.html", **common).encode()
-    if pages.get("tradeoffs"):
-        files["tradeoffs.html"] = env.get_template("tradeoffs.html").render(matrix=pages["tradeoffs"], page_path="tradeoffs.html", **common).encode()
-    return files
+TEMPLATES = {"guide": ("guide.html", "guide"), "tradeoffs": ("tradeoffs.html", "matrix")}
+
+
+def render(env, kind: str, page, context: dict) -> bytes:
+    """The guide ('guide') or the trade-off matrix ('tradeoffs') as HTML."""
+    template, name = TEMPLATES[kind]
+    return env.get_template(template).render(**{name: page}, page_path=template, nav=context["nav"], assets=context["assets"]).encode()

@@ -1,0 +1,133 @@
+"""The site's data for programs: one record per code cell and lane (verification.json, the sheets'
+JSON and CSV), the GPU ledger's records (docs/data-format.md)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from generator.model import CODE, PASSED, TEXT, Sheet, Status
+from generator.verify.verification import Verification
+
+
+def verification_records(sheets: list[Sheet], verification: Verification) -> list[dict]:
+    """One record per code cell and lane: the data behind the report page and the downloads."""
+    records = []
+    for sheet in sheets:
+        for section in sheet.sections:
+            for row in section.rows:
+                for cell in row.cells:
+                    if cell.kind != CODE:
+                        continue
+                    verdict = verification.verdicts.get((sheet.id, row.id, cell.column))
+                    for lane, result in verdict.results if verdict else ():
+                        records.append(
+                            {
+                                "sheet": sheet.id,
+                                "section": section.id,
+                                "row": row.id,
+                                "column": cell.column,
+                                "lane": lane,
+                                "status": result.status,
+                                "duration": round(result.duration, 4),
+                                "versions": result.versions,
+                                "device": result.device,
+                                "date": result.date,
+                                "warnings": list(result.warnings),
+                                "source": str(cell.source),
+                                "error": result.error,
+                            }
+                        )
+    return records
+
+
+def records_csv(records: list[dict]) -> str:
+    columns = ("sheet", "section", "row", "column", "lane", "status", "duration", "device", "date", "versions", "warnings", "source")
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for record in records:
+        flat = dict(record)
+        flat["versions"] = " ".join(f"{k}={v}" for k, v in sorted(record["versions"].items()))
+        flat["warnings"] = " | ".join(f"{w.get('category')}: {w.get('message')}" for w in record["warnings"])
+        writer.writerow([flat[c] for c in columns])
+    return out.getvalue()
+
+
+def ledger_records(verification: Verification) -> list[dict]:
+    """One record per ledger entry that still belongs to a cell, stale ones marked."""
+    records = []
+    for (sheet, row, column), runs in sorted(verification.gpu.items()):
+        for run in runs:
+            records.append(
+                {
+                    "sheet": sheet,
+                    "row": row,
+                    "column": column,
+                    "lane": run.lane,
+                    "machine": run.machine,
+                    "status": Status.STALE if run.stale else run.result.status,
+                    "duration": round(run.result.duration, 4),
+                    "versions": run.result.versions,
+                    "device": run.result.device,
+                    "date": run.result.date,
+                }
+            )
+    return records
+
+
+def status_counts(records: list[dict]) -> dict:
+    passed = sum(r["status"] == PASSED for r in records)
+    return {"total": len(records), "passed": passed, "failed": len(records) - passed}
+
+
+def sheet_export(sheet: Sheet, records: list[dict], verification: Verification) -> dict:
+    """A sheet's content and its verification, for others to build on (docs/data-format.md)."""
+    by_cell: dict[tuple[str, str], list[dict]] = {}
+    for record in records:
+        by_cell.setdefault((record["row"], record["column"]), []).append(
+            {k: record[k] for k in ("lane", "status", "duration", "versions", "device", "date", "warnings")}
+        )
+    sections = []
+    for section in sheet.sections:
+        rows = []
+        for row in section.rows:
+            cells = {}
+            for cell in row.cells:
+                entry = {"kind": cell.kind, "source": str(cell.source)}
+                if cell.kind == CODE:
+                    entry["code"] = cell.code.text if cell.code else ""
+                    entry["verification"] = by_cell.get((row.id, cell.column), [])
+                    if cell.counterexamples:
+                        verdict = verification.verdicts.get((sheet.id, row.id, cell.column))
+                        entry["counterexamples"] = [
+                            {"code": c.code.text, "why": c.why, "raises": c.raises, "rejected": bool(verdict and verdict.rejected(index))}
+                            for index, c in enumerate(cell.counterexamples, 1)
+                        ]
+                    for field_name in ("cpu_only", "gpu_only"):
+                        if getattr(cell, field_name):
+                            entry[field_name] = getattr(cell, field_name)
+                elif cell.kind == TEXT:
+                    entry.update(text=cell.text, url=cell.url)
+                else:
+                    entry["reason"] = cell.reason
+                cells[cell.column] = entry
+            record = {"id": row.id, "title": row.title, "notes": row.notes, "cells": cells}
+            if row.same is not None:
+                outcome = verification.same.get((sheet.id, row.id))
+                record["same"] = {"value": row.same.value, "rtol": row.same.rtol, "atol": row.same.atol, "proven": bool(outcome and outcome.proven)}
+            rows.append(record)
+        sections.append({"id": section.id, "title": section.title, "rows": rows})
+    return {
+        "format": 1,
+        "id": sheet.id,
+        "title": sheet.title,
+        "columns": [{"id": c.id, "name": c.name, "lanes": list(c.lanes)} for c in sheet.columns],
+        "sections": sections,
+    }
+
+
+def compact_json(data) -> bytes:
+    # compact: the C encoder serves only indent=None, and these files are for programs
+    return (json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n").encode()

@@ -1,0 +1,207 @@
+"""What the templates show: the view of a cell (its verdict, runs, counterexamples), a sheet's
+counts, provenance, the report's rows, and the fragments that load on opening."""
+
+from __future__ import annotations
+
+from generator.model import CODE, NONE, PASSED, STATUSES, TEXT, Sheet, Status
+from generator.render.markup import safe_url
+from generator.verify import ledger
+from generator.verify.verification import Verification
+
+DEPRECATION_CATEGORIES = {"DeprecationWarning", "FutureWarning", "PendingDeprecationWarning"}
+
+
+BADGE_PACKAGES = ("torch", "jax", "flax", "optax", "tensorflow-cpu", "keras", "pytensor", "numpy")
+
+
+def main_versions(versions: dict) -> list[str]:
+    return [f"{name.replace('-cpu', '')} {versions[name]}" for name in BADGE_PACKAGES if name in versions]
+
+
+def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
+    """What a template needs to show one cell."""
+    view = {"column": cell.column, "kind": cell.kind, "source": str(cell.source)}
+    if cell.kind == TEXT:
+        view.update(text=cell.text, url=safe_url(cell.url))
+    elif cell.kind == NONE:
+        view.update(reason=cell.reason)
+    else:
+        verdict = verification.verdicts.get((sheet.id, row.id, cell.column))
+        lanes = []
+        for lane, result in verdict.results if verdict else ():
+            lanes.append(
+                {
+                    "lane": lane,
+                    "status": result.status,
+                    "duration": result.duration,
+                    "versions": main_versions(result.versions),
+                    "python": result.versions.get("python", ""),
+                    "device": result.device,
+                    "date": result.date,
+                    "error": result.error,
+                    "stdout": result.stdout,
+                    "stderr": result.stderr,
+                    "output_cut": result.output_cut,
+                }
+            )
+        warnings = verdict.warnings if verdict else []
+        gpu = [
+            {
+                "machine": run.machine,
+                "lane": run.lane,
+                "status": Status.STALE if run.stale else run.result.status,
+                "counts": run.counts,
+                "device": run.result.device,
+                "date": run.result.date,
+                "duration": run.result.duration,
+                "versions": main_versions(run.result.versions),
+            }
+            for run in verification.gpu.get((sheet.id, row.id, cell.column), ())
+        ]
+        wrong = []
+        for index, counterexample in enumerate(cell.counterexamples, 1):
+            runs = verdict.counterexample_runs(index) if verdict else []
+            rejected = verdict.rejected(index) if verdict else False
+            details = [result.detail for _, result in runs if result.detail]
+            wrong.append(
+                {
+                    "code": counterexample.code.text,
+                    "why": counterexample.why,
+                    "raises": counterexample.raises,
+                    "rejected": rejected,
+                    "lanes": [lane for lane, _ in runs],
+                    "detail": details[0] if details else ("rejected" if rejected else "not run"),
+                }
+            )
+        view.update(
+            counterexamples=wrong,
+            problem=verdict.problem if verdict else "",
+            cpu_only=cell.cpu_only,
+            gpu_only=cell.gpu_only,
+            gpu=gpu,
+            gpu_passed=any(run["counts"] for run in gpu),
+            code=cell.code.text if cell.code else "",
+            status=verdict.status if verdict else Status.SKIPPED,
+            lanes=lanes,
+            passed_lanes=list(verdict.passed_lanes) if verdict else [],
+            duration=verdict.duration if verdict else 0.0,
+            deprecations=[w for w in warnings if w.get("category") in DEPRECATION_CATEGORIES],
+            warnings=[w for w in warnings if w.get("category") not in DEPRECATION_CATEGORIES],
+            output=any(lane["stdout"] or lane["stderr"] for lane in lanes),
+            # A passed cell's runs load on opening its badge (badge_runs); others stay in the page.
+            lazy_runs=bool(verdict) and verdict.status == PASSED,
+        )
+    return view
+
+
+def sheet_stats(sheet: Sheet, verification: Verification) -> dict:
+    code = passed = rows = 0
+    for row in sheet.rows():
+        rows += 1
+        for cell in row.cells:
+            if cell.kind == CODE:
+                code += 1
+                verdict = verification.verdicts.get((sheet.id, row.id, cell.column))
+                passed += bool(verdict and verdict.status == PASSED)
+    gpu_jobs = [job for job in verification.gpu_jobs if job.sheet == sheet.id]
+    gpu_passed, gpu_possible = ledger.coverage(gpu_jobs, verification.gpu)
+    cpu_only = sorted({c.name for c in sheet.columns if any(lane in ("tensorflow", "tf1", "keras@tensorflow") for lane in c.lanes)})
+    return {
+        "rows": rows,
+        "code": code,
+        "passed": passed,
+        "share": passed / code if code else 1.0,
+        "gpu_passed": gpu_passed,
+        "gpu_possible": gpu_possible,
+        "cpu_only": cpu_only,
+    }
+
+
+def provenance(sheets: list[Sheet], verification: Verification) -> dict:
+    """Which machines, dates and versions verified the given sheets."""
+    devices, dates, versions = set(), set(), {}
+    sheet_ids = {sheet.id for sheet in sheets}
+    for (sheet_id, _, _), verdict in verification.verdicts.items():
+        if sheet_id not in sheet_ids:
+            continue
+        for _, result in verdict.results:
+            if result.status != PASSED:
+                continue
+            devices.add(result.device)
+            dates.add(result.date)
+            for name, version in result.versions.items():
+                versions.setdefault(name, set()).add(version)
+    ordered = [(n, ", ".join(sorted(versions[n]))) for n in ("python", *BADGE_PACKAGES) if n in versions]
+    return {
+        "devices": sorted(devices),
+        "dates": sorted(dates),
+        "versions": [f"{name.replace('-cpu', '')} {value}" for name, value in ordered],
+    }
+
+
+def report_rows(records: list[dict]) -> list[dict]:
+    """The report's rows: failures first, then in content order."""
+    rows = []
+    for index, record in enumerate(records):
+        rank = STATUS_ORDER.get(record["status"], 0)
+        version_text = " · ".join(main_versions(record["versions"]))
+        rows.append({**record, "rank": rank, "order": index, "version_text": version_text})
+    return sorted(rows, key=lambda r: (r["rank"] == STATUS_ORDER[PASSED], r["rank"], r["order"]))
+
+
+def counterexample_bodies(env, rows: dict) -> dict:
+    """The HTML of each cell's "Not this" list, by row and column: loaded by the page on opening."""
+    macro = env.get_template("macros.html").module.counterexample_body
+    bodies: dict[str, dict[str, str]] = {}
+    for row_id, views in rows.items():
+        for view in views:
+            if view.get("counterexamples"):
+                bodies.setdefault(row_id, {})[view["column"]] = str(macro(view))
+    return bodies
+
+
+def badge_runs(env, rows: dict) -> dict:
+    """The HTML of each passed cell's runs (lanes, versions, durations, devices, GPU runs), by row
+    and column: loaded by the page when the badge is opened. They were a quarter of the largest
+    page; the verdict and the lanes stay in it."""
+    macro = env.get_template("macros.html").module.runs
+    bodies: dict[str, dict[str, str]] = {}
+    for row_id, views in rows.items():
+        for view in views:
+            if view.get("lazy_runs"):
+                bodies.setdefault(row_id, {})[view["column"]] = str(macro(view))
+    return bodies
+
+
+def gpu_coverage(sheets: list[Sheet], verification: Verification) -> dict:
+    """GPU coverage with its parts: cells marked CPU-only (with reasons) and GPU-only, cells whose
+    GPU run did no GPU work (runs anywhere), cells the GPU machine could not run."""
+    counts = ledger.coverage_counts(verification.gpu_jobs, verification.gpu)
+    cells = [cell for sheet in sheets for row in sheet.rows() for cell in row.cells if cell.kind == CODE]
+    counts["cpu_only"] = sum(bool(cell.cpu_only) for cell in cells)
+    counts["gpu_only"] = sum(bool(cell.gpu_only) for cell in cells)
+    return counts
+
+
+def truth_counts(sheets: list[Sheet], verification: Verification) -> dict:
+    """How much of the content proves it can tell a wrong answer: rows with counterexamples, checks
+    proven to reject one, rows whose columns were proven to compute the same value."""
+    rows = rows_with = checks = checks_proven = same = 0
+    for sheet in sheets:
+        for row in sheet.rows():
+            rows += 1
+            code = [cell for cell in row.cells if cell.kind == CODE]
+            rows_with += any(cell.counterexamples for cell in code)
+            for cell in code:
+                if cell.check is None:
+                    continue
+                checks += 1
+                verdict = verification.verdicts.get((sheet.id, row.id, cell.column))
+                runs = verdict.counterexamples if verdict else ()
+                checks_proven += bool(runs) and all(result.status == PASSED for _, _, result in runs)
+            outcome = verification.same.get((sheet.id, row.id))
+            same += bool(outcome and outcome.proven)
+    return {"rows": rows, "rows_with_counterexamples": rows_with, "checks": checks, "checks_proven": checks_proven, "same_rows": same}
+
+
+STATUS_ORDER = {status: index for index, status in enumerate(STATUSES)}
