@@ -10,6 +10,10 @@ import json
 from generator.model import CODE, PASSED, TEXT, Sheet, Status
 from generator.verify.verification import Verification
 
+# what the site's data says of each run (docs/data-format.md), from Result.to_json
+RECORD_FIELDS = ("status", "duration", "versions", "device", "date", "warnings", "error")
+GPU_RECORD_FIELDS = ("duration", "versions", "device", "date")
+
 
 def verification_records(sheets: list[Sheet], verification: Verification) -> list[dict]:
     """One record per code cell and lane: the data behind the report page and the downloads."""
@@ -29,14 +33,8 @@ def verification_records(sheets: list[Sheet], verification: Verification) -> lis
                                 "row": row.id,
                                 "column": cell.column,
                                 "lane": lane,
-                                "status": result.status,
-                                "duration": round(result.duration, 4),
-                                "versions": result.versions,
-                                "device": result.device,
-                                "date": result.date,
-                                "warnings": list(result.warnings),
+                                **result.to_json(RECORD_FIELDS),
                                 "source": str(cell.source),
-                                "error": result.error,
                             }
                         )
     return records
@@ -67,11 +65,8 @@ def ledger_records(verification: Verification) -> list[dict]:
                     "column": column,
                     "lane": run.lane,
                     "machine": run.machine,
+                    **run.result.to_json(GPU_RECORD_FIELDS),
                     "status": Status.STALE if run.stale else run.result.status,
-                    "duration": round(run.result.duration, 4),
-                    "versions": run.result.versions,
-                    "device": run.result.device,
-                    "date": run.result.date,
                 }
             )
     return records
