@@ -3,6 +3,8 @@
 Prints, from one run on this machine:
 - a cold verification of all content (empty cache): each lane worker's import time and cell time,
   the floor max(longest lane, sum of lanes / cores), the wall time and wall / floor;
+- the same jobs in a shared-kernel peer (peer.py: one interpreter per lane, no isolation), and the
+  ratio of the two cold walls, measured in one run;
 - a build with nothing changed (every cell cached), as a whole `python -m generator build`;
 - a build after one row changed: which cells ran;
 - load + check + render of generated sheets of 1,000 to 10,000 rows (text and none cells only).
@@ -19,9 +21,11 @@ import sys
 import tempfile
 import time
 
+from generator.bench.peer import run_peer
 from generator.load import content
 from generator.render import html as render
 from generator.verify.cache import Cache
+from generator.verify.lanes import LANES
 from generator.verify.verification import Verification, judge, plan, verify
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -48,6 +52,16 @@ def cold_verification(content_dir: str, cores: int) -> tuple[dict, str]:
         "cells": len(plan(sheets)),
     }
     return figures, cache_dir
+
+
+def shared_kernel_peer(content_dir: str, cache_dir: str, cores: int):
+    """The same jobs in shared kernels (peer.py), longest lane first by the cold run's timings."""
+    timings = Cache(cache_dir).load_timings()
+    return run_peer(plan(content.load(content_dir)), LANES, cores, estimate=lambda job: timings.get(job.id, 1.0))
+
+
+def _lane_names(key: str) -> str:
+    return ", ".join(sorted(lane.name for lane in LANES.values() if lane.worker_key == key)) or key
 
 
 def unchanged_build(content_dir: str, cache_dir: str, repeats: int = 5) -> list[float]:
@@ -160,6 +174,15 @@ def main(argv=None) -> int:
             print(f"floor  {figures['floor']:.2f} s   = max(longest lane, sum of lanes / {args.jobs})")
             print(f"wall   {figures['wall']:.2f} s")
             print(f"ratio  {figures['ratio']:.3f}  (goal <= 1.25)")
+            peer = shared_kernel_peer(args.content, cache_dir, args.jobs)
+            print(f"\nshared-kernel peer (one interpreter per lane, cells exec'd in it one after another, no isolation; "
+                  f"{args.jobs} at a time): {sum(peer.statuses.values())} cells, {peer.left_out} multi-process left out")
+            print(f"{'lane worker':40} {'import s':>9} {'cells s':>9}")
+            for key in sorted(peer.cell_s, key=lambda k: -peer.cell_s[k]):
+                print(f"{_lane_names(key):40} {peer.import_s.get(key, 0.0):9.2f} {peer.cell_s[key]:9.2f}")
+            print(f"statuses {dict(sorted(peer.statuses.items()))} (cells that fail only here fail from state other cells left)")
+            print(f"wall   {peer.wall:.2f} s")
+            print(f"cold wall, ours / shared-kernel peer: {figures['wall']:.2f} / {peer.wall:.2f} = {figures['wall'] / peer.wall:.3f}  (goal <= 1.0)")
             times, frameworks = unchanged_build(args.content, cache_dir)
             print(f"\nbuild with nothing changed: median {statistics.median(times):.3f} s over {len(times)} runs "
                   f"({', '.join(f'{t:.3f}' for t in times)}); frameworks imported: {frameworks or 'none'}")

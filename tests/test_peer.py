@@ -1,0 +1,26 @@
+"""The shared-kernel peer of make enginebench: one interpreter per lane, cells sharing it."""
+
+from __future__ import annotations
+
+from generator.bench.peer import run_peer
+from generator.load import content
+from generator.verify.lanes import LANES
+from generator.verify.verification import plan
+from tests.conftest import code_row, section, write_content
+
+
+def test_the_peer_runs_cells_in_one_shared_interpreter_and_survives_bad_ones(tmp_path):
+    rows = [
+        code_row("a-sets", "import builtins\nbuiltins.LEFT_BY_A = 1"),
+        code_row("b-sees", "import builtins", "assert builtins.LEFT_BY_A == 1  # shared: what a fork per cell never shows"),
+        code_row("c-fails", "x = 1", "assert x == 2"),
+        code_row("d-hangs", "while True:\n    pass", timeout=1.0),
+        code_row("e-exits", "import os\nos._exit(3)"),
+        code_row("f-after", "import builtins", "assert not hasattr(builtins, 'LEFT_BY_A')  # a new kernel after the exit"),
+    ]
+    root = write_content(tmp_path / "content", {"s.yaml": section(*rows)})
+    jobs = plan(content.load(root))
+    report = run_peer(jobs, LANES, cores=1)
+    assert report.statuses == {"passed": 3, "failed": 1, "timeout": 1, "crashed": 1}, report.statuses
+    assert report.wall > 0 and sum(report.cell_s.values()) > 0.9  # the hang ran until its 1 s alarm
+    assert report.left_out == 0
