@@ -14,11 +14,11 @@ from generator.contrib import changes, newrow
 from generator.contrib import coverage as coverage_module
 from generator.contrib import serve as serve_module
 from generator.errors import ContentInvalid
+from generator.lanes import LANES
 from generator.load import content, pages
 from generator.model import Status
 from generator.verify import explain, gpu, shards
 from generator.verify.cache import Cache
-from generator.verify.lanes import LANES
 from generator.verify.progress import summary_table
 from generator.verify.verification import Verification, gpu_runs, plan
 
@@ -146,7 +146,7 @@ def _report(verification, started: float) -> None:
 
 def cmd_build(args) -> int:
     started = time.perf_counter()
-    if args.merge and not shards.merge_into_cache(_options(args), args.merge):
+    if args.merge and not shards.merge_into_cache(_options(args), _planned(_options(args)), args.merge):
         return 1
     outcome = build_stage.build(_options(args))
     _report(outcome.verification, started)
@@ -163,6 +163,11 @@ def cmd_build(args) -> int:
     return 0
 
 
+def _planned(options: build_stage.Options) -> list:
+    """The jobs of the content (of --only's rows): what a shard splits and a merge checks against."""
+    return plan(content.load(options.content_dir), only=options.only)
+
+
 def cmd_verify(args) -> int:
     if args.explain:
         jobs = plan(content.load(args.content), only=set(args.explain))
@@ -172,15 +177,15 @@ def cmd_verify(args) -> int:
         print("\n".join(explain.explain(jobs, Cache(args.cache), LANES, force=args.force)))
         return 0
     if args.device != "cpu":
-        return gpu.verify_on_device(args)
+        return gpu.verify_on_device(args, lambda: content.load(args.content))
     started = time.perf_counter()
     options = _options(args)
     if args.shard:
         if args.changed_since or args.merge:
             print("--shard cannot be combined with --changed-since or --merge", file=sys.stderr)
             return 2
-        return shards.run_shard(options, args.shard, args.bundle, args.timings)
-    if args.merge and not shards.merge_into_cache(options, args.merge):
+        return shards.run_shard(options, _planned(options), args.shard, args.bundle, args.timings)
+    if args.merge and not shards.merge_into_cache(options, _planned(options), args.merge):
         return 1
     if args.changed_since:
         changed = changes.changed_rows(args.content, args.changed_since)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import dataclasses
 import os
 
+from generator import versions as versions_module
+from generator.lanes import LANES
 from generator.model import CODE, Cell, Result, Snippet, Source
 from generator.verify import cache as cache_module
 from generator.verify.cache import Cache, job_identity, job_key
-from generator.verify.lanes import LANES
 
 
 def _cell(code="x = 1", setup="import os", check="assert x == 1"):
@@ -75,11 +76,11 @@ def test_every_part_of_the_key_matters(monkeypatch):
     monkeypatch.setattr(cache_module.sys, "version", "3.99.0 (main, Jan  1 2030, 00:00:00) [GCC 12.2.0]")
     variants["python version"] = job_key(_cell(), LANES["python"])
     monkeypatch.undo()
-    cache_module.package_version.cache_clear()
-    monkeypatch.setattr(cache_module.metadata, "version", lambda name: "0.0-test")
+    versions_module.package_version.cache_clear()
+    monkeypatch.setattr(versions_module.metadata, "version", lambda name: "0.0-test")
     variants["package versions"] = job_key(_cell(), LANES["python"])
     monkeypatch.undo()
-    cache_module.package_version.cache_clear()
+    versions_module.package_version.cache_clear()
     assert job_key(_cell(), LANES["python"]) == base
     for part, key in variants.items():
         assert key != base, part
@@ -88,12 +89,12 @@ def test_every_part_of_the_key_matters(monkeypatch):
 
 def test_the_identity_leaves_out_the_machine_and_keeps_the_rest(monkeypatch):
     base = job_identity(_cell(), LANES["python"])
-    cache_module.package_version.cache_clear()
-    monkeypatch.setattr(cache_module.metadata, "version", lambda name: "0.0-test")
+    versions_module.package_version.cache_clear()
+    monkeypatch.setattr(versions_module.metadata, "version", lambda name: "0.0-test")
     monkeypatch.setattr(cache_module.sys, "version", "3.99.0")
     assert job_identity(_cell(), LANES["python"]) == base  # another machine's versions: the same run
     monkeypatch.undo()
-    cache_module.package_version.cache_clear()
+    versions_module.package_version.cache_clear()
     assert job_identity(_cell(code="x = 2"), LANES["python"]) != base
     assert job_identity(_cell(), dataclasses.replace(LANES["python"], device="cuda")) != base
     monkeypatch.setattr(cache_module, "runner_code_hash", lambda: "0" * 64)

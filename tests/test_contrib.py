@@ -9,8 +9,8 @@ import subprocess
 import sys
 
 from generator.contrib import changes, coverage, newrow
+from generator.lanes import LANES
 from generator.load import content
-from generator.verify.lanes import LANES
 from tests.conftest import ROOT, code_row, section, write_content
 
 SAMPLE = os.path.join(ROOT, "tests", "samples", "golden")

@@ -6,9 +6,9 @@ import os
 
 import pytest
 
+from generator import lanes
 from generator.cli import parser
 from generator.load import schema
-from generator.verify import lanes
 from tests.conftest import ROOT
 
 

@@ -55,10 +55,11 @@ def test_prune_removes_the_results_of_edited_cells_and_keeps_the_current_ones(tm
 
 
 def test_a_dependency_of_the_lanes_packages_is_in_the_key_and_explain_names_it(tmp_path, monkeypatch):
+    from generator import versions as versions_module
+    from generator.lanes import LANES
     from generator.load import content
     from generator.verify import cache as cache_module
     from generator.verify import explain
-    from generator.verify.lanes import LANES
     from generator.verify.verification import plan, verify
 
     content_dir = _write(tmp_path, "assert x == 2")
@@ -66,10 +67,10 @@ def test_a_dependency_of_the_lanes_packages_is_in_the_key_and_explain_names_it(t
     sheets = content.load(content_dir)
     verify(sheets, cache=cache, cores=1, show_progress=False)
     before = plan(sheets)
-    real = cache_module.lane_distributions(LANES["python"].packages)
+    real = versions_module.lane_distributions(LANES["python"].packages)
     assert "numpy" in real
 
-    original = cache_module.lane_distributions
+    original = versions_module.lane_distributions
 
     def with_new_dependency(packages):
         return {**original(packages), "fake-dependency": "9.9"}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
+from generator.contrib import gpulint
 from generator.load import content
-from generator.verify import gpulint
 from tests.conftest import ROOT, write_content
 
 ROWS = """\

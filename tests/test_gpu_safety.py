@@ -11,12 +11,12 @@ import shutil
 import subprocess
 import sys
 
+from generator.lanes import Lane
 from generator.load import content
 from generator.model import NOT_APPLICABLE, PASSED, Cell, Job, Result, Snippet, Source
 from generator.verify import ledger, worker
 from generator.verify.cache import Cache, job_identity, job_key
 from generator.verify.judge import device_evidence
-from generator.verify.lanes import Lane
 from generator.verify.runner import run_jobs
 from generator.verify.verification import Verification, judge, plan, verify
 from tests.conftest import ROOT, code_row, section, write_content
@@ -65,7 +65,7 @@ def test_a_lane_starts_without_its_optional_imports(tmp_path):
 
 
 def test_keras_lanes_import_tensorflow_only_where_installed():
-    from generator.verify.lanes import LANES
+    from generator.lanes import LANES
 
     for backend in ("jax", "torch"):
         lane = LANES[f"keras@{backend}"]
@@ -105,11 +105,12 @@ from generator.load import content
 from generator.verify import ledger
 from generator.model import Result
 from generator.verify.verification import plan
-cache.package_version = lambda name: "9.9.9+cu130"
+from generator import versions
+versions.package_version = lambda name: "9.9.9+cu130"
 platform.python_version = lambda: "3.12.3"
 sys.version = "3.12.3 (main) [GCC 13]"
 jobs = plan(content.load({sample!r}), device="cuda", gpus=1)
-results = {{job.id: Result(status="passed", duration=0.01, versions=cache.lane_versions(__import__("generator.verify.lanes").verify.lanes.LANES[job.lane]),
+results = {{job.id: Result(status="passed", duration=0.01, versions=cache.lane_versions(__import__("generator.lanes").lanes.LANES[job.lane]),
                            device="cuda: NVIDIA H100 80GB HBM3 (driver 580.95.05, CUDA 13.0)", date="2026-11-23", used_device=True,
                            detail="12 CUDA allocations (torch)") for job in jobs}}
 ledger.write({path!r}, "nvidia-h100-80gb-hbm3", jobs, results)

@@ -11,11 +11,11 @@ import shutil
 import pytest
 
 from generator.errors import ContentInvalid
+from generator.lanes import LANES
 from generator.load import content
 from generator.model import Result
 from generator.render import html as render
 from generator.verify import ledger
-from generator.verify.lanes import LANES
 from generator.verify.verification import Verification, judge, plan
 from tests.conftest import ROOT
 

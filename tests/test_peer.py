@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from generator.bench.peer import run_peer
+from generator.lanes import LANES
 from generator.load import content
-from generator.verify.lanes import LANES
 from generator.verify.verification import plan
 from tests.conftest import code_row, section, write_content
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
+from generator.lanes import Lane
 from generator.model import PASSED
 from generator.verify.cache import Cache
-from generator.verify.lanes import Lane
 from generator.verify.runner import run_jobs
 from tests.test_gpu_safety import _jobs
 

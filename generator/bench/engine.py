@@ -22,10 +22,10 @@ import tempfile
 import time
 
 from generator.bench.peer import run_peer
+from generator.lanes import LANES
 from generator.load import content
 from generator.render import html as render
 from generator.verify.cache import Cache
-from generator.verify.lanes import LANES
 from generator.verify.verification import Verification, judge, plan, verify
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -21,9 +21,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from generator.lanes import Lane
 from generator.model import Job
 from generator.verify.lane_worker import worker_env
-from generator.verify.lanes import Lane
 
 # The kernel: the lane's imports and prelude once, then one cell per line of stdin. Its own
 # stdout is kept for the protocol; the cells' output goes to /dev/null.

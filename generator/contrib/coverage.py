@@ -3,8 +3,8 @@ only CPU results."""
 
 from __future__ import annotations
 
+from generator.contrib import gpulint
 from generator.model import CODE, NONE, TEXT
-from generator.verify import gpulint
 
 MARKS = {"checked": "✓", "unchecked": "?", "text": "T", "none": "·"}
 
@@ -54,5 +54,5 @@ def report(sheets, verification=None) -> str:
         for entry in cov["none"]:
             lines.append(f"  none: {entry}")
     lint = gpulint.findings(sheets)
-    lines.append(f"\nGPU lint: {len(lint)} CPU-only idiom(s) in cells that claim to run on a GPU (python -m generator.gpulint lists them)")
+    lines.append(f"\nGPU lint: {len(lint)} CPU-only idiom(s) in cells that claim to run on a GPU (python -m generator.contrib.gpulint lists them)")
     return "\n".join(lines)

@@ -10,9 +10,9 @@ import os
 import re
 
 from generator.errors import ContentError, ContentInvalid
+from generator.lanes import LANES
 from generator.load import content
 from generator.load.fields import suggest
-from generator.verify.lanes import LANES
 
 PLACEHOLDER = "placeholder: replace with the {name} snippet"
 

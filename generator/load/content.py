@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 
+from generator import lanes as lane_registry
 from generator.errors import ContentError, ContentInvalid
 from generator.load import codeinfo, yamlfile
 from generator.load.fields import SLUG, Reader, suggest
@@ -26,7 +27,6 @@ from generator.model import (
     Sheet,
     Source,
 )
-from generator.verify import lanes as lane_registry
 
 # The fields of every kind of mapping, their types and their checks are declared in
 # generator/load/schema.py; this module reads with them and checks what involves more than one field.

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from generator.lanes import LANES
 from generator.model import CODE, Sheet
-from generator.verify.lanes import LANES
 
 PLACEHOLDER = re.compile(r"\{\{\s*([a-z0-9][a-z0-9:.-]*)\s*\}\}")
 KERAS_LANES = tuple(name for name in LANES if name.startswith("keras@"))
@@ -84,7 +84,7 @@ def expand(text: str, values: dict[str, str]) -> str:
     def value(match: re.Match) -> str:
         name = match.group(1)
         if name.startswith(VERSION_PREFIX):
-            from generator.verify.cache import package_version
+            from generator.versions import package_version
 
             return package_version(name[len(VERSION_PREFIX) :])
         return values.get(name, match.group(0))

@@ -19,11 +19,11 @@ import ast
 import difflib
 import re
 
+from generator import lanes as lane_registry
 from generator.errors import ContentError
 from generator.load import facts, yamlfile
 from generator.load.yamlfile import Map, Seq
 from generator.model import Snippet as SnippetValue
-from generator.verify import lanes as lane_registry
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 

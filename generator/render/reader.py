@@ -15,9 +15,9 @@ import re
 import zipfile
 from itertools import combinations
 
+from generator.lanes import LANES
 from generator.load import codeinfo
 from generator.model import CODE, NONE, PASSED, TEXT, Sheet
-from generator.verify.lanes import LANES
 from generator.verify.verification import Verification
 
 INDEX_PATH = "search-index.js"

@@ -16,9 +16,10 @@ import sys
 import time
 
 from generator.files import write_json
+from generator.lanes import Lane
 from generator.model import PASSED, Job
-from generator.verify.cache import Cache, identity_parts, lane_distributions, lane_versions
-from generator.verify.lanes import Lane
+from generator.verify.cache import Cache, identity_parts
+from generator.versions import lane_distributions, lane_versions
 
 LAST_KEYS = "last-keys.json"
 # what each identity part is, in the words `--explain` uses

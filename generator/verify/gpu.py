@@ -10,23 +10,23 @@ import os
 import sys
 import time
 
-from generator.load import content
+from generator.lanes import LANES
 from generator.model import NOT_APPLICABLE, PASSED
 from generator.verify import ledger
 from generator.verify.cache import Cache
-from generator.verify.lanes import LANES
 from generator.verify.progress import summary_table
 from generator.verify.runner import run_jobs
 from generator.verify.verification import plan
 
 
-def verify_on_device(args) -> int:
+def verify_on_device(args, load_sheets) -> int:
+    """`load_sheets()` gives the content (after the GPU check: without a GPU nothing is loaded)."""
     started = time.perf_counter()
     gpus = ledger.gpu_count()
     if gpus == 0:
         print("no NVIDIA GPU here (`nvidia-smi -L` lists none): nothing was run and no ledger was written", file=sys.stderr)
         return 1
-    sheets = content.load(args.content)
+    sheets = load_sheets()
     jobs = plan(sheets, only=set(args.only) if args.only else None, device=args.device, gpus=gpus)
     report = run_jobs(jobs, cache=Cache(args.cache), cores=max(1, args.jobs), force=args.force, show_progress=not args.quiet, lanes=LANES)
     print(summary_table(report), file=sys.stderr)

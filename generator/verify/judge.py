@@ -7,10 +7,10 @@ import datetime
 import re
 from dataclasses import replace
 
+from generator.lanes import Lane
 from generator.model import NOT_APPLICABLE, PASSED, Job, Result, Status
-from generator.verify.cache import lane_versions
-from generator.verify.lanes import Lane
 from generator.verify.machine import cpu_description
+from generator.versions import lane_versions
 
 
 def not_applicable(job: Job, lane: Lane) -> Result:

@@ -11,8 +11,8 @@ import subprocess
 import sys
 import time
 
+from generator.lanes import Lane, base_env
 from generator.model import Job
-from generator.verify.lanes import Lane, base_env
 
 WORKER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 

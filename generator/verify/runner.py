@@ -17,14 +17,15 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
+from generator.lanes import LANES, Lane
 from generator.model import Job, Result, Status
 from generator.verify import progress as progress_display
-from generator.verify.cache import Cache, lane_versions
+from generator.verify.cache import Cache
 from generator.verify.judge import device_evidence, judge_counterexample, not_applicable
 from generator.verify.lane_worker import LaneWorker, worker_env
-from generator.verify.lanes import LANES, Lane
 from generator.verify.machine import cpu_description
 from generator.verify.scheduler import Queue, WorkerState, next_lane
+from generator.versions import lane_versions
 
 DEFAULT_MEMORY_CAP = 6 * 2**30
 DEFAULT_JOB_ESTIMATE = 1.0

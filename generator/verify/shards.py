@@ -20,10 +20,11 @@ import sys
 from dataclasses import dataclass
 
 from generator.files import write_json
+from generator.lanes import LANES
 from generator.model import NOT_APPLICABLE, PASSED, SKIPPED, Job, Result
-from generator.verify.cache import Cache, lane_versions, runner_code_hash
-from generator.verify.lanes import LANES
+from generator.verify.cache import Cache, runner_code_hash
 from generator.verify.runner import DEFAULT_IMPORT_ESTIMATE, DEFAULT_JOB_ESTIMATE
+from generator.versions import lane_versions
 
 FORMAT = "ml-hyperpolyglot-shard-bundle/1"
 OK = (PASSED, NOT_APPLICABLE, SKIPPED)  # a job result a merge accepts
@@ -269,14 +270,7 @@ def merge(paths: list[str], jobs: list[Job], cache: Cache) -> int:
 # --- the command line: verify --shard / --merge, build --merge ---------------------------------------------------
 
 
-def _plan(options) -> list[Job]:
-    from generator.load import content
-    from generator.verify.verification import plan
-
-    return plan(content.load(options.content_dir), only=options.only)
-
-
-def run_shard(options, shard: str, bundle_path: str | None, timings_path: str | None) -> int:
+def run_shard(options, jobs: list[Job], shard: str, bundle_path: str | None, timings_path: str | None) -> int:
     """Run shard K/N of the plan and write its bundle; exit 1 when one of its jobs failed."""
     from generator.verify.runner import run_jobs
 
@@ -286,7 +280,6 @@ def run_shard(options, shard: str, bundle_path: str | None, timings_path: str | 
         print(error, file=sys.stderr)
         return 2
     bundle_path = bundle_path or f"shard-{k}-of-{n}.json"
-    jobs = _plan(options)
     timings = read_timings(timings_path)
     parts, work = assign(jobs, n, timings)
     mine = set(parts[k - 1])
@@ -309,10 +302,11 @@ def run_shard(options, shard: str, bundle_path: str | None, timings_path: str | 
     return 1 if failed else 0
 
 
-def merge_into_cache(options, paths: list[str]) -> bool:
-    """Check and import the bundles, printing why not (naming the shard); True when merged."""
+def merge_into_cache(options, jobs: list[Job], paths: list[str]) -> bool:
+    """Check and import the bundles into the cache, given the plan's `jobs`, printing why not (naming
+    the shard); True when merged."""
     try:
-        imported = merge(paths, _plan(options), Cache(options.cache_dir))
+        imported = merge(paths, jobs, Cache(options.cache_dir))
     except MergeError as error:
         print(f"merge failed, nothing imported:\n{error}", file=sys.stderr)
         return False

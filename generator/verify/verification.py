@@ -12,11 +12,11 @@ import importlib.util
 from dataclasses import dataclass, field, replace
 from functools import cache
 
+from generator.lanes import LANES, on_device
 from generator.model import CODE, FAILED, NOT_APPLICABLE, PASSED, SKIPPED, STATUSES, Cell, Job, Result, Sheet, Status
 from generator.verify import equivalence, explain
 from generator.verify import ledger as ledger_module
 from generator.verify.cache import Cache, job_identity, job_key
-from generator.verify.lanes import LANES, on_device
 from generator.verify.runner import RunReport, run_jobs
 
 

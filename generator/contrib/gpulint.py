@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from generator.lanes import GPU_LANES, LANES
 from generator.model import CODE, Sheet
-from generator.verify.lanes import GPU_LANES, LANES
 
 TORCH_RULES = (
     (re.compile(r"(?<!\.cpu\(\))(?<!\.detach\(\)\.cpu\(\))\.numpy\(\)"), "`.numpy()` on a tensor fails on CUDA: use `.cpu().numpy()` or `.numpy(force=True)`"),
@@ -94,7 +94,7 @@ def findings(sheets: list[Sheet]) -> list[Finding]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m generator.gpulint [CONTENT]`: list the findings; exit 1 when there are any."""
+    """`python -m generator.contrib.gpulint [CONTENT]`: list the findings; exit 1 when there are any."""
     import sys
 
     from generator.load import content

@@ -1,0 +1,65 @@
+"""What is installed: a package's version, a lane's packages' versions, and everything they depend on.
+Read from package metadata: no framework is imported."""
+
+from __future__ import annotations
+
+import platform
+import re
+from functools import cache
+from importlib import metadata
+
+from generator.lanes import Lane
+
+
+@cache
+def package_version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def lane_versions(lane: Lane) -> dict[str, str]:
+    """The versions of the lane's packages, read from metadata (no framework is imported)."""
+    versions = {"python": platform.python_version()}
+    for name in lane.packages:
+        versions[name] = package_version(name)
+    return versions
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@cache
+def lane_distributions(packages: tuple[str, ...]) -> dict[str, str]:
+    """The installed distributions a lane's packages need, transitively, by name: their versions.
+    Dependencies that apply here only (environment markers evaluated, no extras)."""
+    try:
+        from packaging.requirements import InvalidRequirement, Requirement
+    except ImportError:  # pragma: no cover - packaging comes with the lock (a dependency of keras)
+        Requirement = InvalidRequirement = None
+    found: dict[str, str] = {}
+    todo = list(packages)
+    while todo:
+        name = _canonical(todo.pop())
+        if name in found:
+            continue
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "not installed"
+            continue
+        found[name] = dist.version
+        for text in dist.requires or ():
+            if Requirement is None:
+                if "extra ==" not in text:
+                    todo.append(re.split(r"[\s;<>=!~\[(]", text, maxsplit=1)[0])
+                continue
+            try:
+                requirement = Requirement(text)
+            except InvalidRequirement:
+                continue
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                todo.append(requirement.name)
+    return dict(sorted(found.items()))
