@@ -16,7 +16,7 @@ from generator.contrib import serve as serve_module
 from generator.errors import ContentInvalid
 from generator.load import content, pages
 from generator.model import Status
-from generator.verify import explain, gpu, shards
+from generator.verify import environments, explain, gpu, shards
 from generator.verify.cache import Cache
 from generator.verify.lanes import LANES
 from generator.verify.progress import summary_table
@@ -53,6 +53,7 @@ def parser() -> argparse.ArgumentParser:
     _running(verify)
     verify.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="cuda: run the GPU-capable lanes on the GPU and write content/ledger/MACHINE.json")
     verify.add_argument("--machine", help="the ledger's machine name (default: from the GPU's name)")
+    verify.add_argument("--environment", metavar="NAME", help="run environments/NAME.txt's lanes with this interpreter (make verify-env) and write content/versions/NAME.json")
 
     verify.add_argument("--changed-since", metavar="REF", help="run only the rows whose cells differ from git REF")
     verify.add_argument("--summary", metavar="FILE", help="write a Markdown table of the cells run (for a CI job summary)")
@@ -173,6 +174,8 @@ def cmd_verify(args) -> int:
         return 0
     if args.device != "cpu":
         return gpu.verify_on_device(args)
+    if args.environment:
+        return environments.verify_environment(args)
     started = time.perf_counter()
     options = _options(args)
     if args.shard:
