@@ -15,7 +15,7 @@ DEV_STAMP := $(VENV)/.dev-installed-$(shell cat requirements.lock requirements-d
 BROWSER_DEPS ?= 1
 ROW ?=
 
-.PHONY: build test test-fast verify verify-gpu verify-env check docs bench enginebench serve golden lock clean venv venv-dev
+.PHONY: build test test-fast verify verify-gpu verify-env venv-env check docs bench enginebench serve golden lock clean venv venv-dev
 
 venv: $(STAMP)
 
@@ -83,6 +83,8 @@ $(ENV_STAMP): | $(STAMP)
 	$(ENV_VENV)/bin/python -m pip install -q --disable-pip-version-check -r $(ENV_VENV)/requirements.txt
 	rm -f $(ENV_VENV)/.installed-*
 	touch $@
+
+venv-env: $(ENV_STAMP)
 
 verify-env: $(ENV_STAMP)
 	$(ENV_VENV)/bin/python -m generator verify --environment $(ENV) $(ENV_ARGS)

@@ -27,7 +27,7 @@ from generator.files import write_json
 from generator.load import facts
 from generator.load.content import CHECKED_LABEL, CHECKED_NOTE, checked_labels
 from generator.model import CODE, NONE, PASSED, STATUSES, TEXT, Sheet, Status
-from generator.render import reader
+from generator.render import reader, releases
 from generator.verify import ledger
 from generator.verify.verification import Verification
 
@@ -272,6 +272,7 @@ def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
             gpu_only=cell.gpu_only,
             gpu=gpu,
             gpu_passed=any(run["counts"] for run in gpu),
+            releases=releases.cell_versions(verification, (sheet.id, row.id, cell.column)),
             code=cell.code.text if cell.code else "",
             status=verdict.status if verdict else Status.SKIPPED,
             lanes=lanes,
@@ -420,9 +421,10 @@ def render_site(sheets: list[Sheet], verification: Verification, extra_pages=(),
     gpu = gpu_coverage(sheets, verification)
     page("index.html", "index.html", entries=index_entries, provenance=provenance(sheets, verification), gpu=gpu)
     gpu_records = ledger_records(verification)
-    files["verification.json"] = _json({"format": 1, "cells": all_records, "gpu": gpu_records})
+    environments = releases.environment_table(verification)
+    files["verification.json"] = _json({"format": 1, "cells": all_records, "gpu": gpu_records, "environments": environments})
     counts = {**_counts(all_records), **truth_counts(sheets, verification), "gpu_passed": gpu["passed"], "gpu_possible": gpu["possible"], "gpu": gpu}
-    page("verification.html", "verification.html", records=report_rows(all_records), counts=counts, gpu_records=gpu_records)
+    page("verification.html", "verification.html", records=report_rows(all_records), counts=counts, gpu_records=gpu_records, environments=environments)
     for name, target in SITE_DOCS.items():
         title, body = document(os.path.join(DOCS, name))
         page("doc.html", target, title=title, body=body)
@@ -532,6 +534,7 @@ def sheet_export(sheet: Sheet, records: list[dict], verification: Verification) 
                 if cell.kind == CODE:
                     entry["code"] = cell.code.text if cell.code else ""
                     entry["verification"] = by_cell.get((row.id, cell.column), [])
+                    entry.update(releases.cell_export(verification, (sheet.id, row.id, cell.column)))
                     if cell.counterexamples:
                         verdict = verification.verdicts.get((sheet.id, row.id, cell.column))
                         entry["counterexamples"] = [

@@ -60,7 +60,8 @@ def _name(line: str) -> str:
     return normalise(re.split(r"[\s=<>!~;\[]", line.strip(), maxsplit=1)[0])
 
 
-def load_environment(name: str, folder: str = FOLDER) -> Environment:
+def load_environment(name: str, folder: str | None = None) -> Environment:
+    folder = folder or FOLDER
     path = os.path.join(folder, f"{name}.txt")
     if not re.fullmatch(r"[a-z0-9][a-z0-9.\-]*", name) or not os.path.isfile(path):
         known = ", ".join(names(folder)) or "none"
@@ -80,7 +81,8 @@ def load_environment(name: str, folder: str = FOLDER) -> Environment:
     return Environment(name, lanes, tuple(requirements))
 
 
-def names(folder: str = FOLDER) -> list[str]:
+def names(folder: str | None = None) -> list[str]:
+    folder = folder or FOLDER
     return sorted(n[:-4] for n in os.listdir(folder) if n.endswith(".txt")) if os.path.isdir(folder) else []
 
 
