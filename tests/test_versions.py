@@ -129,3 +129,9 @@ def test_the_requirements_replace_the_lock_lines_they_name(tmp_path):
     with pytest.raises(ValueError, match="lanes"):
         (tmp_path / "environments" / "bad.txt").write_text("jax==0.8.3\n")
         environments.load_environment("bad", str(tmp_path / "environments"))
+
+
+def test_a_bare_assertion_is_named_with_its_line():
+    error = 'Traceback (most recent call last):\n  File "devices.yaml", line 57, in <module>\n    assert str(x.device) == "cpu:0"\n           ^^^^^^^^^^^^\nAssertionError\n'
+    assert environments.last_line(error) == 'AssertionError at: assert str(x.device) == "cpu:0"'
+    assert environments.last_line("Traceback\nValueError: bad shape") == "ValueError: bad shape"

@@ -150,8 +150,17 @@ def summary(env: Environment, jobs, results) -> str:
 
 
 def last_line(error: str) -> str:
+    """The error's last line; for one without a message (a bare `AssertionError`), with the source
+    line that raised it: `AssertionError at: assert str(x.device) == "cpu:0"`."""
     lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
-    return lines[-1][:200] if lines else ""
+    if not lines:
+        return ""
+    last = lines[-1]
+    if ":" not in last and len(lines) > 2:
+        frames = [i for i, line in enumerate(lines[:-1]) if line.startswith('File "')]
+        if frames and frames[-1] + 1 < len(lines) - 1:
+            last = f"{last} at: {lines[frames[-1] + 1]}"
+    return last[:200]
 
 
 
