@@ -16,7 +16,7 @@ from generator.contrib import serve as serve_module
 from generator.errors import ContentInvalid
 from generator.load import content, pages
 from generator.model import Status
-from generator.verify import environments, explain, gpu, shards
+from generator.verify import environments, explain, gpu, ledger, shards
 from generator.verify.cache import Cache
 from generator.verify.lanes import LANES
 from generator.verify.progress import summary_table
@@ -227,6 +227,8 @@ def cmd_check(args) -> int:
     sheets = content.load(args.content)
     pages.load(args.content, sheets)
     bench_results.load_published(os.path.join(args.content, "benchmarks"))
+    for folder in ("ledger", "versions"):  # the GPU ledgers and the older releases' runs: malformed is invalid
+        ledger.load_all(os.path.join(args.content, folder))
     rows = sum(1 for sheet in sheets for _ in sheet.rows())
     print(f"{len(sheets)} sheet(s), {rows} row(s): the content is valid", file=sys.stderr)
     return 0
