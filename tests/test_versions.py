@@ -88,6 +88,7 @@ def test_the_range_is_shown_on_the_badge_and_in_the_exports(old_run):
     assert {"package": "jax", "min": "0.8.3", "max": "0.10.2"} in cell["releases"]["ranges"] and cell["releases"]["failures"] == []
     report = json.loads(files["verification.json"])
     assert report["environments"][0]["environment"] == "jax-0.8" and report["environments"][0]["passed"] == 2
+    assert report["environments"][0]["version_text"] == "flax 0.12.2 · jax 0.8.3 · optax 0.2.6"  # only what it moved
     assert '<table class="report" id="environments">' in files["verification.html"].decode()
 
 

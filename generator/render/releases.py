@@ -30,10 +30,16 @@ def cell_export(verification, key: tuple[str, str, str]) -> dict:
 
 
 def environment_table(verification) -> list[dict]:
-    """Per environment: passed, failed and stale runs, and the framework releases it had."""
+    """Per environment: passed, failed and stale runs, the framework releases it had (`versions`)
+    and, as `version_text`, those that differ from the pinned run's."""
     rows = environments.counts(verification.versions)
+    pinned: dict[str, str] = {}  # what the pinned run had, to name only the releases an environment moved
+    for verdict in verification.verdicts.values():
+        for _, result in verdict.results:
+            pinned.update({n.removesuffix("-cpu"): v for n, v in result.versions.items() if n.removesuffix("-cpu") not in pinned})
     for row in rows:
-        row["version_text"] = " · ".join(f"{name} {version}" for name, version in sorted(row["versions"].items()))
+        moved = {name: version for name, version in row["versions"].items() if pinned.get(name) != version} or row["versions"]
+        row["version_text"] = " · ".join(f"{name} {version}" for name, version in sorted(moved.items()))
     return rows
 
 
