@@ -49,7 +49,7 @@ def _environment(tmp_path) -> str:
 def _pinned(sheets, versions_dir) -> Verification:
     """The pinned run faked: every job passed with the lock's versions."""
     jobs = plan(sheets)
-    lock = {"python": "3.11.7", "jax": "0.10.2", "jaxlib": "0.10.2", "flax": "0.12.8", "optax": "0.2.8", "keras": "3.15.1", "torch": "2.13.0+cpu"}
+    lock = {"python": "3.11.7", "jax": "0.10.2", "jaxlib": "0.10.2", "flax": "0.12.8", "optax": "0.2.8", "keras": "3.15.1", "tensorflow-cpu": "2.21.0", "torch": "2.13.0+cpu"}
     results = {job.id: Result(status=PASSED, versions=lock, device="cpu: x", date="2026-11-23") for job in jobs}
     return Verification(None, judge(jobs, results), versions=environments.runs(jobs, versions_dir))
 
