@@ -136,3 +136,14 @@ def test_a_bare_assertion_is_named_with_its_line():
     error = 'Traceback (most recent call last):\n  File "devices.yaml", line 57, in <module>\n    assert str(x.device) == "cpu:0"\n           ^^^^^^^^^^^^\nAssertionError\n'
     assert environments.last_line(error) == 'AssertionError at: assert str(x.device) == "cpu:0"'
     assert environments.last_line("Traceback\nValueError: bad shape") == "ValueError: bad shape"
+
+
+def test_the_wrong_interpreter_is_refused_before_anything_runs(tmp_path, monkeypatch, capsys):
+    from generator import cli
+
+    monkeypatch.setattr(environments, "FOLDER", _environment(tmp_path))
+    assert cli.main(["verify", "--environment", "jax-0.8", "--content", SAMPLE, "--cache", str(tmp_path / "c")]) == 2
+    assert "make verify-env ENV=jax-0.8" in capsys.readouterr().err
+    assert not os.path.exists(os.path.join(SAMPLE, "versions"))
+    assert cli.main(["verify", "--environment", "nope", "--content", SAMPLE]) == 2  # unknown: named, with the known ones
+    assert "known: jax-0.8" in capsys.readouterr().err
