@@ -5,6 +5,7 @@ edited cell's entries go stale and stop counting."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -106,6 +107,11 @@ def test_a_failure_names_the_release_and_the_error(tmp_path):
     page = render.render_site(sheets, verification)["golden.html"].decode()
     assert "fails on jax 0.8.3: <code>AttributeError: module &#39;jax&#39; has no attribute &#39;shard_map&#39;</code>" in page
     assert releases.environment_table(verification)[0]["failed"] == 1
+    # a second older release failing the same way: one line naming both, oldest first
+    newer = {job_id: dataclasses.replace(result, versions={**result.versions, "jax": "0.9.2"}) for job_id, result in results.items()}
+    ledger.write(str(tmp_path / "jax-0.9.json"), "jax-0.9", jobs, newer)
+    page = render.render_site(sheets, _pinned(sheets, str(tmp_path)))["golden.html"].decode()
+    assert "fails on jax 0.8.3, jax 0.9.2: <code>AttributeError" in page and '<span class="range-fail">✗ jax 0.8.3, jax 0.9.2</span>' in page
 
 
 def test_an_edited_cell_s_entries_go_stale(old_run, tmp_path):

@@ -20,7 +20,19 @@ def cell_versions(verification, key: tuple[str, str, str]) -> dict:
     verdict = verification.verdicts.get(key)
     ranges = environments.ranges(verdict, runs)
     failures = [{**f, "error": _cut(f["error"])} for f in environments.failures(verdict, runs)]
-    return {"range": environments.range_text(ranges), "ranges": ranges, "failures": failures, "stale": sum(run.stale for run in runs)}
+    lines: dict[str, list[str]] = {}  # one line per error, naming every release it fails on with it
+    for failure in failures:
+        releases = lines.setdefault(failure["error"], [])
+        if failure["release"] not in releases:
+            releases.append(failure["release"])
+    return {
+        "range": environments.range_text(ranges),
+        "ranges": ranges,
+        "failures": failures,
+        "failed": sorted({f["release"] for f in failures}, key=environments.release_key),
+        "lines": [{"releases": ", ".join(sorted(r, key=environments.release_key)), "error": error} for error, r in lines.items()],
+        "stale": sum(run.stale for run in runs),
+    }
 
 
 def cell_export(verification, key: tuple[str, str, str]) -> dict:

@@ -181,6 +181,12 @@ def _version_key(text: str):
         return (1, text)
 
 
+def release_key(release: str):
+    """Order 'jax 0.8.3' before 'jax 0.10.2'."""
+    name, _, version = release.partition(" ")
+    return (name, _version_key(version))
+
+
 def _pinned(verdict) -> dict[str, str]:
     """The versions of the pinned (lock) run: the first passed lane's, per package."""
     pinned: dict[str, str] = {}
