@@ -153,3 +153,7 @@ def test_the_wrong_interpreter_is_refused_before_anything_runs(tmp_path, monkeyp
     assert not os.path.exists(os.path.join(SAMPLE, "versions"))
     assert cli.main(["verify", "--environment", "nope", "--content", SAMPLE]) == 2  # unknown: named, with the known ones
     assert "known: jax-0.8" in capsys.readouterr().err
+    onnx = ('Traceback (most recent call last):\n  File "export.yaml", line 491, in <module>\n    (y,) = sess.run(None, feed)\n'
+            '  File "/x/onnxruntime/session.py", line 395, in run\n    return self._sess.run(output_names, input_feed)\n'
+            "           ^^^^^^^^^^^^\nInvalidArgument: [ONNXRuntimeError] : 2 : Got invalid dimensions\n index: 0 Got: 5 Expected: 1\n Please fix the model.\n")  # fmt: skip
+    assert environments.last_line(onnx) == "InvalidArgument: [ONNXRuntimeError] : 2 : Got invalid dimensions"  # the exception, not its tail

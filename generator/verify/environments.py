@@ -150,17 +150,23 @@ def summary(env: Environment, jobs, results) -> str:
 
 
 def last_line(error: str) -> str:
-    """The error's last line; for one without a message (a bare `AssertionError`), with the source
-    line that raised it: `AssertionError at: assert str(x.device) == "cpu:0"`."""
+    """The error's own line: the exception after the traceback's last frame (its message may run
+    on over more lines: the first is kept), or the last line when there is no traceback. A bare
+    exception (`AssertionError`, no message) comes with the source line that raised it:
+    `AssertionError at: assert str(x.device) == "cpu:0"`."""
     lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
     if not lines:
         return ""
-    last = lines[-1]
-    if ":" not in last and len(lines) > 2:
-        frames = [i for i, line in enumerate(lines[:-1]) if line.startswith('File "')]
-        if frames and frames[-1] + 1 < len(lines) - 1:
-            last = f"{last} at: {lines[frames[-1] + 1]}"
-    return last[:200]
+    frames = [i for i, line in enumerate(lines) if line.startswith('File "')]
+    if not frames or frames[-1] + 2 >= len(lines):
+        return lines[-1][:200]
+    source, at = lines[frames[-1] + 1], frames[-1] + 2
+    while at < len(lines) - 1 and set(lines[at]) <= set("^~ "):
+        at += 1
+    header = lines[at]
+    if ":" not in header and not set(header) <= set("^~ "):
+        header = f"{header} at: {source}"
+    return header[:200]
 
 
 
