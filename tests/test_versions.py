@@ -157,3 +157,14 @@ def test_the_wrong_interpreter_is_refused_before_anything_runs(tmp_path, monkeyp
             '  File "/x/onnxruntime/session.py", line 395, in run\n    return self._sess.run(output_names, input_feed)\n'
             "           ^^^^^^^^^^^^\nInvalidArgument: [ONNXRuntimeError] : 2 : Got invalid dimensions\n index: 0 Got: 5 Expected: 1\n Please fix the model.\n")  # fmt: skip
     assert environments.last_line(onnx) == "InvalidArgument: [ONNXRuntimeError] : 2 : Got invalid dimensions"  # the exception, not its tail
+
+
+def test_an_environment_that_fails_one_lane_of_a_cell_is_not_in_its_range(tmp_path):
+    sheets = content.load(SAMPLE)
+    jobs = [job for job in plan(sheets) if job.column == "keras" and not job.counterexample]
+    old = {"python": "3.11.7", "keras": "3.13.2", "jax": "0.10.2", "torch": "2.13.0+cpu", "tensorflow-cpu": "2.21.0"}
+    error = "Traceback (most recent call last):\nValueError: Unrecognized format=torch."
+    results = {job.id: Result(status=FAILED if job.lane == "keras@torch" else PASSED, error=error if job.lane == "keras@torch" else "", versions=old) for job in jobs}
+    ledger.write(str(tmp_path / "keras-3.13.json"), "keras-3.13", jobs, results)
+    view = releases.cell_versions(_pinned(sheets, str(tmp_path)), ("golden", "ones", "keras"))
+    assert view["range"] == "" and view["failed"] == ["keras 3.13.2"]  # passing on keras@jax alone does not make 3.13.2 work

@@ -204,10 +204,15 @@ def _pinned(verdict) -> dict[str, str]:
 
 def ranges(verdict, env_runs) -> list[dict]:
     """Per framework package, the oldest and newest release the cell passed on: the pinned run's
-    and the current passing environment runs'. Only packages an environment moved (min < max)."""
+    and those of the environments where all its current runs passed. Only packages an environment
+    moved (min < max)."""
     seen: dict[str, set[str]] = {}
     results = [result for _, result in verdict.results if result.status == PASSED] if verdict else []
-    results += [run.result for run in env_runs if run.result.status == PASSED and not run.stale]
+    current = [run for run in env_runs if not run.stale]
+    failing = {run.machine for run in current if run.result.status not in (PASSED, NOT_APPLICABLE)}
+    # an environment counts only when every lane it ran the cell in passed (keras 3.13 on jax and
+    # tensorflow but not on torch is a failure of the cell there, not part of its range)
+    results += [run.result for run in current if run.result.status == PASSED and run.machine not in failing]
     for result in results:
         for name in FRAMEWORKS:
             if name in result.versions:
