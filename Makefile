@@ -15,7 +15,7 @@ DEV_STAMP := $(VENV)/.dev-installed-$(shell cat requirements.lock requirements-d
 BROWSER_DEPS ?= 1
 ROW ?=
 
-.PHONY: build test test-fast verify verify-gpu check docs bench enginebench serve golden lock clean venv venv-dev
+.PHONY: build test test-fast verify verify-gpu verify-env venv-env check docs bench enginebench serve golden lock clean venv venv-dev
 
 venv: $(STAMP)
 
@@ -64,6 +64,30 @@ verify: $(STAMP)
 # No venv: the CPU lock's PyTorch is the wrong build on a GPU machine.
 verify-gpu:
 	$(GPU_PYTHON) -m generator verify --device cuda $(if $(JOBS),--jobs $(JOBS))
+
+# Older releases (docs/versions.md): `make verify-env ENV=jax-0.9` builds .venvs/jax-0.9 from the lock
+# with environments/jax-0.9.txt's overrides in place of the lines they name (torch first, from the same
+# place as for .venv), then verifies that environment's lanes with its interpreter and writes
+# content/versions/jax-0.9.json (commit it). ENV_ARGS passes more options (--jobs 2 --cache DIR).
+ENV ?=
+ENV_PYTHON ?= python3.11
+ENV_ARGS ?=
+ENV_VENV := .venvs/$(ENV)
+ENV_STAMP := $(ENV_VENV)/.installed-$(shell cat requirements.lock environments/$(ENV).txt 2>/dev/null | sha256sum | cut -c1-12)
+
+$(ENV_STAMP): | $(STAMP)
+	@test -n "$(ENV)" -a -f environments/$(ENV).txt || { echo "ENV=<name>, one of: $$(ls environments | sed -n 's/\.txt$$//p' | tr '\n' ' ')" >&2; exit 2; }
+	test -x $(ENV_VENV)/bin/python || $(ENV_PYTHON) -m venv $(ENV_VENV)
+	$(ENV_VENV)/bin/python -m pip install -q --disable-pip-version-check --no-deps $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) $$(grep '^torch==' requirements.lock)
+	$(PY) -m generator.verify.environments $(ENV) > $(ENV_VENV)/requirements.txt
+	$(ENV_VENV)/bin/python -m pip install -q --disable-pip-version-check -r $(ENV_VENV)/requirements.txt
+	rm -f $(ENV_VENV)/.installed-*
+	touch $@
+
+venv-env: $(ENV_STAMP)
+
+verify-env: $(ENV_STAMP)
+	$(ENV_VENV)/bin/python -m generator verify --environment $(ENV) $(ENV_ARGS)
 
 # The framework benchmarks: a fresh run, published to content/benchmarks/<machine>.json only when it
 # is complete (commit the file; `make build` renders it and never runs a benchmark). About a minute of

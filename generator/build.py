@@ -54,6 +54,7 @@ def run_verification(options: Options, sheets=None) -> tuple[list, Verification]
         show_progress=options.show_progress,
         memory_cap=options.memory_cap,
         ledger_dir=os.path.join(options.content_dir, "ledger"),
+        versions_dir=os.path.join(options.content_dir, "versions"),
     )
     return sheets, verification
 

@@ -17,7 +17,7 @@ from generator.errors import ContentInvalid
 from generator.lanes import LANES
 from generator.load import content, pages
 from generator.model import Status
-from generator.verify import explain, gpu, shards
+from generator.verify import environments, explain, gpu, ledger, shards
 from generator.verify.cache import Cache
 from generator.verify.progress import summary_table
 from generator.verify.verification import Verification, gpu_runs, plan
@@ -53,6 +53,7 @@ def parser() -> argparse.ArgumentParser:
     _running(verify)
     verify.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="cuda: run the GPU-capable lanes on the GPU and write content/ledger/MACHINE.json")
     verify.add_argument("--machine", help="the ledger's machine name (default: from the GPU's name)")
+    verify.add_argument("--environment", metavar="NAME", help="run environments/NAME.txt's lanes with this interpreter (make verify-env) and write content/versions/NAME.json")
 
     verify.add_argument("--changed-since", metavar="REF", help="run only the rows whose cells differ from git REF")
     verify.add_argument("--summary", metavar="FILE", help="write a Markdown table of the cells run (for a CI job summary)")
@@ -178,6 +179,8 @@ def cmd_verify(args) -> int:
         return 0
     if args.device != "cpu":
         return gpu.verify_on_device(args, lambda: content.load(args.content))
+    if args.environment:
+        return environments.verify_environment(args, lambda: plan(content.load(args.content), only=set(args.only) if args.only else None))
     started = time.perf_counter()
     options = _options(args)
     if args.shard:
@@ -229,6 +232,8 @@ def cmd_check(args) -> int:
     sheets = content.load(args.content)
     pages.load(args.content, sheets)
     bench_results.load_published(os.path.join(args.content, "benchmarks"))
+    for folder in ("ledger", "versions"):  # the GPU ledgers and the older releases' runs: malformed is invalid
+        ledger.load_all(os.path.join(args.content, folder))
     rows = sum(1 for sheet in sheets for _ in sheet.rows())
     print(f"{len(sheets)} sheet(s), {rows} row(s): the content is valid", file=sys.stderr)
     return 0

@@ -8,6 +8,7 @@ import io
 import json
 
 from generator.model import CODE, PASSED, TEXT, Sheet, Status
+from generator.render import releases
 from generator.verify.verification import Verification
 
 # what the site's data says of each run (docs/data-format.md), from Result.to_json
@@ -94,6 +95,7 @@ def sheet_export(sheet: Sheet, records: list[dict], verification: Verification) 
                 if cell.kind == CODE:
                     entry["code"] = cell.code.text if cell.code else ""
                     entry["verification"] = by_cell.get((row.id, cell.column), [])
+                    entry.update(releases.cell_export(verification, (sheet.id, row.id, cell.column)))
                     if cell.counterexamples:
                         verdict = verification.verdicts.get((sheet.id, row.id, cell.column))
                         entry["counterexamples"] = [

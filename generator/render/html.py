@@ -13,7 +13,7 @@ import jinja2
 
 from generator.load import facts
 from generator.model import Sheet
-from generator.render import reader
+from generator.render import reader, releases
 from generator.render.export import (
     compact_json,
     ledger_records,
@@ -97,9 +97,10 @@ def render_site(
     gpu = gpu_coverage(sheets, verification)
     page("index.html", "index.html", entries=index_entries, provenance=provenance(sheets, verification), gpu=gpu)
     gpu_records = ledger_records(verification)
-    files["verification.json"] = compact_json({"format": 1, "cells": all_records, "gpu": gpu_records})
+    environments = releases.environment_table(verification)
+    files["verification.json"] = compact_json({"format": 1, "cells": all_records, "gpu": gpu_records, "environments": environments})
     counts = {**status_counts(all_records), **truth_counts(sheets, verification), "gpu_passed": gpu["passed"], "gpu_possible": gpu["possible"], "gpu": gpu}
-    page("verification.html", "verification.html", records=report_rows(all_records), counts=counts, gpu_records=gpu_records)
+    page("verification.html", "verification.html", records=report_rows(all_records), counts=counts, gpu_records=gpu_records, environments=environments)
     for name, target in SITE_DOCS.items():
         title, body = document(os.path.join(DOCS, name))
         page("doc.html", target, title=title, body=body)

@@ -4,6 +4,7 @@ counts, provenance, the report's rows, and the fragments that load on opening.""
 from __future__ import annotations
 
 from generator.model import CODE, NONE, PASSED, STATUSES, TEXT, Sheet, Status
+from generator.render import releases
 from generator.render.markup import safe_url
 from generator.verify import ledger
 from generator.verify.verification import Verification
@@ -80,6 +81,7 @@ def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
             gpu_only=cell.gpu_only,
             gpu=gpu,
             gpu_passed=any(run["counts"] for run in gpu),
+            releases=releases.cell_versions(verification, (sheet.id, row.id, cell.column)),
             code=cell.code.text if cell.code else "",
             status=verdict.status if verdict else Status.SKIPPED,
             lanes=lanes,

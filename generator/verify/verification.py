@@ -14,7 +14,7 @@ from functools import cache
 
 from generator.lanes import LANES, on_device
 from generator.model import CODE, FAILED, NOT_APPLICABLE, PASSED, SKIPPED, STATUSES, Cell, Job, Result, Sheet, Status
-from generator.verify import equivalence, explain
+from generator.verify import environments, equivalence, explain
 from generator.verify import ledger as ledger_module
 from generator.verify.cache import Cache, job_identity, job_key
 from generator.verify.runner import RunReport, run_jobs
@@ -65,6 +65,7 @@ class Verification:
     gpu: dict = field(default_factory=dict)  # (sheet id, row id, column id) -> [GpuRun] from the ledgers
     gpu_jobs: list = field(default_factory=list)  # the GPU jobs the content has: coverage's denominator
     same: dict = field(default_factory=dict)  # (sheet id, row id) -> equivalence.Outcome
+    versions: dict = field(default_factory=dict)  # (sheet id, row id, column id) -> [run] of older releases (environments.py)
 
     def failures(self) -> list[tuple[tuple[str, str, str], CellVerdict]]:
         return [(key, v) for key, v in sorted(self.verdicts.items()) if v.status not in (PASSED, SKIPPED, NOT_APPLICABLE)]
@@ -152,6 +153,7 @@ def verify(
     show_progress: bool = True,
     memory_cap: int | None = None,
     ledger_dir: str | None = None,
+    versions_dir: str | None = None,
 ) -> Verification:
     """Run (or take from the cache) every job of `sheets`; cells outside `only` come from the cache alone."""
     all_jobs = plan(sheets)
@@ -171,7 +173,7 @@ def verify(
         explain.remember(cache, all_jobs, results, LANES)
     verdicts, same = judge_with_equivalence(all_jobs, results)
     gpu, gpu_jobs = gpu_runs(sheets, ledger_dir)
-    return Verification(report, verdicts, gpu, gpu_jobs, same)
+    return Verification(report, verdicts, gpu, gpu_jobs, same, environments.runs(all_jobs, versions_dir))
 
 
 def gpu_runs(sheets: list[Sheet], ledger_dir: str | None) -> tuple[dict, list[Job]]:
