@@ -147,9 +147,10 @@ def _report(verification, started: float) -> None:
 
 def cmd_build(args) -> int:
     started = time.perf_counter()
-    if args.merge and not shards.merge_into_cache(_options(args), _planned(_options(args)), args.merge):
+    options = _options(args)
+    if args.merge and not shards.merge_into_cache(options, _planned(options), args.merge):
         return 1
-    outcome = build_stage.build(_options(args))
+    outcome = build_stage.build(options)
     _report(outcome.verification, started)
     if outcome.failures:
         where = f"the site in {args.out} shows them" if outcome.written else f"the last good site in {args.out} is left in place"
@@ -180,7 +181,7 @@ def cmd_verify(args) -> int:
     if args.device != "cpu":
         return gpu.verify_on_device(args, lambda: content.load(args.content))
     if args.environment:
-        return environments.verify_environment(args, lambda: plan(content.load(args.content), only=set(args.only) if args.only else None))
+        return environments.verify_environment(args, lambda: _planned(_options(args)))
     started = time.perf_counter()
     options = _options(args)
     if args.shard:

@@ -27,7 +27,8 @@ def runner_code_hash() -> str:
         return hashlib.sha256(handle.read()).hexdigest()
 
 
-def _hash(parts: dict) -> str:
+def digest(parts) -> str:
+    """The sha256 of `parts` as canonical JSON: what identities, keys and shard plans are."""
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
@@ -35,7 +36,7 @@ def job_identity(cell: Cell, lane: Lane, expect: dict | None = None) -> str:
     """What a run is, on any machine: the cell, what is expected of it, the lane's definition,
     the worker's code and the device class. No versions: a GPU machine never has the CPU lock's
     versions, and its results must still count (the ledger records and shows them)."""
-    return _hash(identity_parts(cell, lane, expect))
+    return digest(identity_parts(cell, lane, expect))
 
 
 def identity_parts(cell: Cell, lane: Lane, expect: dict | None = None) -> dict:
@@ -58,9 +59,14 @@ def identity_parts(cell: Cell, lane: Lane, expect: dict | None = None) -> dict:
 
 def job_key(cell: Cell, lane: Lane, expect: dict | None = None) -> str:
     """The cache key of running `cell` in `lane` here: its identity and this machine's versions."""
-    return _hash(
+    return key_of(job_identity(cell, lane, expect), lane)
+
+
+def key_of(identity: str, lane: Lane) -> str:
+    """The cache key of a job with this identity in `lane`, on this machine."""
+    return digest(
         {
-            "identity": job_identity(cell, lane, expect),
+            "identity": identity,
             "python": sys.version,
             "versions": lane_versions(lane),
             # what the lane's packages import in turn (a new scipy changes jax's results too)

@@ -174,8 +174,7 @@ def last_line(error: str) -> str:
 def runs(jobs, folder: str | None) -> dict:
     """The environments' runs per cell (ledger.GpuRun, machine = environment name), matched by
     identity to the cells' CPU jobs; an entry whose cell changed since is stale and never counts."""
-    ledgers = ledger.load_all(folder) if folder else []
-    return ledger.merge(ledgers, [job for job in jobs if not job.counterexample]) if ledgers else {}
+    return ledger.runs(folder, [job for job in jobs if not job.counterexample])
 
 
 def _version_key(text: str):

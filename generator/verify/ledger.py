@@ -133,6 +133,13 @@ def _validate(data) -> str:
     return ""
 
 
+def runs(folder: str | None, jobs: list[Job]) -> dict[tuple[str, str, str], list[GpuRun]]:
+    """The runs the ledgers in `folder` record (GPU machines, older-release environments), per cell,
+    matched by identity to `jobs`; {} without a folder or a ledger."""
+    ledgers = load_all(folder) if folder else []
+    return merge(ledgers, jobs) if ledgers else {}
+
+
 def merge(ledgers: list[dict], gpu_jobs: list[Job]) -> dict[tuple[str, str, str], list[GpuRun]]:
     """GPU runs per cell. An entry whose identity no longer matches the cell's GPU job is stale."""
     current = {job.id: job.identity for job in gpu_jobs}

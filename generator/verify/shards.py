@@ -14,7 +14,6 @@ records the partition's hash, and a merge refuses shards that partitioned differ
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from dataclasses import dataclass
 from generator.files import write_json
 from generator.lanes import LANES
 from generator.model import NOT_APPLICABLE, PASSED, SKIPPED, Job, Result
-from generator.verify.cache import Cache, runner_code_hash
+from generator.verify.cache import Cache, digest, runner_code_hash
 from generator.verify.runner import DEFAULT_IMPORT_ESTIMATE, DEFAULT_JOB_ESTIMATE
 from generator.versions import lane_versions
 
@@ -117,13 +116,9 @@ def read_timings(path: str | None) -> dict[str, float]:
     return {str(k): float(v) for k, v in data.items()}
 
 
-def _digest(value) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
-
-
 def plan_hash(jobs: list[Job]) -> str:
     """What a plan is: every job's id and cache key (which holds the versions)."""
-    return _digest(sorted((job.id, job.key) for job in jobs))
+    return digest(sorted((job.id, job.key) for job in jobs))
 
 
 def assign(jobs: list[Job], shards: int, timings: dict[str, float]) -> tuple[list[list[str]], list[float]]:
@@ -145,8 +140,8 @@ def make_bundle(k: int, n: int, jobs: list[Job], parts: list[list[str]], results
         "format": FORMAT,
         "shard": {"index": k, "count": n},
         "plan": {"hash": plan_hash(jobs), "jobs": len(jobs)},
-        "partition": _digest(parts),
-        "timings": _digest(timings),
+        "partition": digest(parts),
+        "timings": digest(timings),
         "versions": _versions(jobs),
         "jobs": {job.id: job.key for job in mine},
         "results": {job.key: results[job.id].to_json() for job in mine if job.id in results},

@@ -16,7 +16,7 @@ from generator.lanes import LANES, on_device
 from generator.model import CODE, FAILED, NOT_APPLICABLE, PASSED, SKIPPED, STATUSES, Cell, Job, Result, Sheet, Status
 from generator.verify import environments, equivalence, explain
 from generator.verify import ledger as ledger_module
-from generator.verify.cache import Cache, job_identity, job_key
+from generator.verify.cache import Cache, job_identity, key_of
 from generator.verify.runner import RunReport, run_jobs
 
 
@@ -100,17 +100,18 @@ def plan(sheets: list[Sheet], *, only: set[str] | None = None, device: str = "cp
                         if lane.processes > gpus:
                             continue
                     expect = {"expose": same.value} if same is not None else None
-                    job = Job(sheet.id, row.id, cell.column, lane.name, cell, row.timeout, job_key(cell, lane, expect),
-                              job_identity(cell, lane, expect), same=same, missing=missing)  # fmt: skip
+                    identity = job_identity(cell, lane, expect)
+                    job = Job(sheet.id, row.id, cell.column, lane.name, cell, row.timeout, key_of(identity, lane), identity,
+                              same=same, missing=missing)  # fmt: skip
                     jobs.append(job)
                     if device != "cpu":
                         continue
                     for index, wrong in enumerate(cell.counterexamples, 1):
                         wrong_cell = replace(cell, code=wrong.code, counterexamples=())
-                        expect = {"fail": True, "raises": wrong.raises}
+                        wrong_identity = job_identity(wrong_cell, lane, {"fail": True, "raises": wrong.raises})
                         jobs.append(
-                            Job(sheet.id, row.id, cell.column, lane.name, wrong_cell, row.timeout, job_key(wrong_cell, lane, expect),
-                                job_identity(wrong_cell, lane, expect), counterexample=index, raises=wrong.raises,
+                            Job(sheet.id, row.id, cell.column, lane.name, wrong_cell, row.timeout, key_of(wrong_identity, lane), wrong_identity,
+                                counterexample=index, raises=wrong.raises,
                                 missing=missing_modules(wrong_cell))  # fmt: skip
                         )
     return jobs
@@ -169,7 +170,7 @@ def verify(
             cached = cache.get(job.key)
             if cached is not None:
                 results[job.id] = cached
-    if report is not None:
+    if report is not None and report.ran:  # what ran is what --explain compares with later
         explain.remember(cache, all_jobs, results, LANES)
     verdicts, same = judge_with_equivalence(all_jobs, results)
     gpu, gpu_jobs = gpu_runs(sheets, ledger_dir)
@@ -179,8 +180,7 @@ def verify(
 def gpu_runs(sheets: list[Sheet], ledger_dir: str | None) -> tuple[dict, list[Job]]:
     """The ledgers' runs per cell, and every GPU job the content has (coverage's denominator)."""
     gpu_jobs = plan(sheets, device="cuda", gpus=8)
-    ledgers = ledger_module.load_all(ledger_dir) if ledger_dir else []
-    return ledger_module.merge(ledgers, gpu_jobs), gpu_jobs
+    return ledger_module.runs(ledger_dir, gpu_jobs), gpu_jobs
 
 
 def judge(jobs: list[Job], results: dict[str, Result]) -> dict:
