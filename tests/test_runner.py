@@ -177,6 +177,15 @@ time.sleep(0.5)
     assert _alive_with(marker) == []
 
 
+def test_cells_share_the_workers_objects_frozen_and_collect_their_own(run_rows):
+    # The worker freezes what it imported before it forks (gc.freeze): a collection in a cell then
+    # leaves the parent's objects, and the pages they live on, alone. The cell's own garbage is
+    # still collected.
+    code = "import gc\nfrozen = gc.get_freeze_count()\nclass Node: pass\nnode = Node()\nnode.me = node\ndel node\nfreed = gc.collect()"
+    result = run_rows(code_row("gc", code, "assert frozen > 1000, frozen\nassert freed >= 1, freed"))["gc"]
+    assert result.status == "passed", result.error
+
+
 def test_cells_get_a_minimal_environment(run_rows, monkeypatch):
     monkeypatch.setenv("MLSHEETS_TEST_SECRET_TOKEN", "hunter2")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "hunter2")
