@@ -5,6 +5,8 @@ Prints, from one run on this machine:
   the floor max(longest lane, sum of lanes / cores), the wall time and wall / floor;
 - the same jobs in a shared-kernel peer (peer.py: one interpreter per lane, no isolation), and the
   ratio of the two cold walls, measured in one run;
+- what a cell costs per lane outside its own work: empty cells and a first framework operation
+  (runtime start, a first compile) in both engines, one at a time;
 - a build with nothing changed (every cell cached), as a whole `python -m generator build`;
 - a build after one row changed: which cells ran;
 - load + check + render of generated sheets of 1,000 to 10,000 rows (text and none cells only).
@@ -13,6 +15,7 @@ Prints, from one run on this machine:
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -26,6 +29,7 @@ from generator.lanes import LANES
 from generator.load import content
 from generator.render import html as render
 from generator.verify.cache import Cache
+from generator.verify.runner import run_jobs
 from generator.verify.verification import Verification, judge, plan, verify
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -39,8 +43,9 @@ def cold_verification(content_dir: str, cores: int) -> tuple[dict, str]:
     verification = verify(sheets, cache=Cache(cache_dir), cores=cores, show_progress=False)
     wall = time.perf_counter() - started
     lanes = []
-    for stats in verification.report.stats.values():
-        lanes.append({"lanes": ", ".join(sorted(stats.lanes)), "import_s": stats.import_s, "cell_s": stats.cell_s, "cells": stats.passed + stats.failed})
+    for key, stats in verification.report.stats.items():
+        lanes.append({"key": key, "lanes": ", ".join(sorted(stats.lanes)), "import_s": stats.import_s, "cell_s": stats.cell_s,
+                      "process_s": stats.process_s, "cells": stats.passed + stats.failed})
     totals = [lane["import_s"] + lane["cell_s"] for lane in lanes]
     floor = max(max(totals), sum(totals) / cores)
     figures = {
@@ -58,6 +63,68 @@ def shared_kernel_peer(content_dir: str, cache_dir: str, cores: int):
     """The same jobs in shared kernels (peer.py), longest lane first by the cold run's timings."""
     timings = Cache(cache_dir).load_timings()
     return run_peer(plan(content.load(content_dir)), LANES, cores, estimate=lambda job: timings.get(job.id, 1.0))
+
+
+# The cheapest cell that starts each lane's runtime: a fresh process pays this before any work.
+FIRST_OP = {
+    "python": "import numpy as np\nx = np.ones(2) + 1",
+    "torch": "import torch\nx = torch.ones(2) + 1",
+    "jax": "import jax.numpy as jnp\nx = jnp.ones(2) + 1",
+    "tensorflow": "import tensorflow as tf\nx = tf.ones(2) + 1",
+    "tf1": "import tensorflow.compat.v1 as tf\nwith tf.Session() as session:\n    x = session.run(tf.ones(2) + 1)",
+    "keras@jax": "import keras\nx = keras.ops.ones(2) + 1",
+    "keras@torch": "import keras\nx = keras.ops.ones(2) + 1",
+    "keras@tensorflow": "import keras\nx = keras.ops.ones(2) + 1",
+    "pytensor": "import pytensor\nimport pytensor.tensor as pt\nv = pt.vector()\nx = pytensor.function([v], v + 1)([1.0, 2.0])",
+}
+
+
+def cell_costs(lanes: list[str], cells: int = 8) -> list[dict]:
+    """Per lane, the median wall of an empty cell and of a first-operation cell, ours (a forked
+    process each) and the peer's (exec in a warm kernel), one cell at a time."""
+    root = tempfile.mkdtemp(prefix="mlsheets-bench-costs-")
+    try:
+        folder = os.path.join(root, "costs")
+        os.makedirs(folder)
+        columns = [lane for lane in lanes if lane in FIRST_OP]
+        rows = []
+        for i in range(2 * cells):
+            rows += [f"  - id: {'empty' if i < cells else 'first-op'}-{i}", f"    title: cell {i}", "    cells:"]
+            for lane in columns:
+                code = f"x = {i}" if i < cells else FIRST_OP[lane]
+                rows.append(f"      {_column(lane)}: {{code: {json.dumps(code)}, check: \"assert x is not None\"}}")
+        with open(os.path.join(folder, "s.yaml"), "w", encoding="utf-8") as handle:
+            handle.write("id: s\ntitle: Costs\nrows:\n" + "\n".join(rows) + "\n")
+        with open(os.path.join(folder, "sheet.yaml"), "w", encoding="utf-8") as handle:
+            handle.write("id: costs\ntitle: Costs\ncolumns:\n")
+            handle.writelines(f"  - {{id: {_column(lane)}, name: {_column(lane)}, lanes: [{lane}]}}\n" for lane in columns)
+            handle.write("sections: [s.yaml]\n")
+        jobs = [job for job in plan(content.load(root)) if not job.missing]
+        cache = Cache(os.path.join(root, "cache"))
+        ours = run_jobs(jobs, cache=cache, cores=1, show_progress=False, force=True)
+        walls = cache.load_timings()
+        peer = run_peer(jobs, LANES, 1)
+        table = []
+        for lane in columns:
+            mine = [job for job in jobs if job.lane == lane]
+            if not mine or any(ours.results[job.id].status != "passed" for job in mine):
+                continue
+            empty = [job.id for job in mine if "/empty-" in job.id]
+            first = [job.id for job in mine if "/first-op-" in job.id]
+            table.append({
+                "lane": lane,
+                "ours_empty_ms": 1000 * statistics.median(walls[i] for i in empty),
+                "ours_first_ms": 1000 * statistics.median(walls[i] for i in first),
+                "peer_empty_ms": 1000 * statistics.median(peer.durations.get(i, 0.0) for i in empty),
+                "peer_first_ms": 1000 * statistics.median(peer.durations.get(i, 0.0) for i in first),
+            })
+        return table
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _column(lane: str) -> str:
+    return lane.replace("@", "-")
 
 
 def _lane_names(key: str) -> str:
@@ -167,22 +234,28 @@ def main(argv=None) -> int:
     if not args.skip_cold:
         figures, cache_dir = cold_verification(args.content, args.jobs)
         try:
-            print(f"\ncold verification of all content ({figures['cells']} cell runs, {figures['failures']} failing cells)")
-            print(f"{'lane worker':40} {'import s':>9} {'cells s':>9} {'cells':>6}")
+            peer = shared_kernel_peer(args.content, cache_dir, args.jobs)
+            print(f"\ncold verification of all content ({figures['cells']} cell runs, {figures['failures']} failing cells), "
+                  f"ours (a process forked per cell) and the shared-kernel peer (one interpreter per lane, cells exec'd in it "
+                  f"one after another, no isolation), {args.jobs} at a time; {peer.left_out} multi-process cells left out of the peer")
+            print(f"{'lane worker':40} {'cells':>6} {'import s':>9} {'in cells s':>11} {'around s':>9} {'ms/cell':>8} | {'peer import':>11} {'peer cells s':>12}")
             for lane in figures["lanes"]:
-                print(f"{lane['lanes']:40} {lane['import_s']:9.2f} {lane['cell_s']:9.2f} {lane['cells']:6d}")
+                key = lane["key"]
+                print(f"{lane['lanes']:40} {lane['cells']:6d} {lane['import_s']:9.2f} {lane['cell_s']:11.2f} {lane['process_s']:9.2f} "
+                      f"{1000 * lane['process_s'] / max(1, lane['cells']):8.1f} | {peer.import_s.get(key, 0.0):11.2f} {peer.cell_s.get(key, 0.0):12.2f}")
+            print("  (around: fork, process exit, output capture, result; in cells: setup, code and check, where a fresh process")
+            print("   also starts the framework's runtime and compiles what the peer's kernel has compiled for an earlier cell)")
             print(f"floor  {figures['floor']:.2f} s   = max(longest lane, sum of lanes / {args.jobs})")
             print(f"wall   {figures['wall']:.2f} s")
             print(f"ratio  {figures['ratio']:.3f}  (goal <= 1.25)")
-            peer = shared_kernel_peer(args.content, cache_dir, args.jobs)
-            print(f"\nshared-kernel peer (one interpreter per lane, cells exec'd in it one after another, no isolation; "
-                  f"{args.jobs} at a time): {sum(peer.statuses.values())} cells, {peer.left_out} multi-process left out")
-            print(f"{'lane worker':40} {'import s':>9} {'cells s':>9}")
-            for key in sorted(peer.cell_s, key=lambda k: -peer.cell_s[k]):
-                print(f"{_lane_names(key):40} {peer.import_s.get(key, 0.0):9.2f} {peer.cell_s[key]:9.2f}")
-            print(f"statuses {dict(sorted(peer.statuses.items()))} (cells that fail only here fail from state other cells left)")
-            print(f"wall   {peer.wall:.2f} s")
+            print(f"peer statuses {dict(sorted(peer.statuses.items()))} (cells that fail only here fail from state other cells left)")
+            print(f"peer wall   {peer.wall:.2f} s")
             print(f"cold wall, ours / shared-kernel peer: {figures['wall']:.2f} / {peer.wall:.2f} = {figures['wall'] / peer.wall:.3f}  (goal <= 1.0)")
+            costs = cell_costs(sorted({lane for lane in LANES if lane in FIRST_OP}))
+            print("\nwhat a cell costs besides its work, one at a time (median ms): an empty cell, and one first operation")
+            print(f"{'lane':18} {'ours empty':>11} {'peer empty':>11} {'ours first op':>14} {'peer first op':>14}")
+            for row in costs:
+                print(f"{row['lane']:18} {row['ours_empty_ms']:11.1f} {row['peer_empty_ms']:11.2f} {row['ours_first_ms']:14.1f} {row['peer_first_ms']:14.2f}")
             times, frameworks = unchanged_build(args.content, cache_dir)
             print(f"\nbuild with nothing changed: median {statistics.median(times):.3f} s over {len(times)} runs "
                   f"({', '.join(f'{t:.3f}' for t in times)}); frameworks imported: {frameworks or 'none'}")

@@ -76,6 +76,7 @@ class PeerReport:
     cell_s: dict = field(default_factory=dict)  # by lane worker: seconds in cells
     import_s: dict = field(default_factory=dict)  # by lane worker: seconds to start the kernel
     statuses: dict = field(default_factory=dict)  # status -> count
+    durations: dict = field(default_factory=dict)  # job id -> seconds in the cell
     left_out: int = 0  # multi-process jobs
 
 
@@ -149,6 +150,7 @@ def _run_group(key: str, jobs: list[Job], lanes: dict[str, Lane], scratch: str, 
             result = json.loads(line) if line else {"status": "crashed", "duration": 0.0}
             with lock:
                 report.cell_s[key] = report.cell_s.get(key, 0.0) + result["duration"]
+                report.durations[job.id] = result["duration"]
                 report.statuses[result["status"]] = report.statuses.get(result["status"], 0) + 1
             if not line:
                 break

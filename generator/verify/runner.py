@@ -39,7 +39,8 @@ class LaneStats:
 
     lanes: set = field(default_factory=set)
     import_s: float = 0.0
-    cell_s: float = 0.0
+    cell_s: float = 0.0  # inside the cells: setup, code and check
+    process_s: float = 0.0  # around them: fork, process start and exit, capture, result (worker's wall - cell)
     passed: int = 0
     failed: int = 0
     cached: int = 0
@@ -274,7 +275,9 @@ class _Scheduler:
         if job.counterexample:
             result = judge_counterexample(job, result)
         self._record(job, result, worker.key)
-        self.new_timings[job.id] = float(message.get("wall", result.duration))
+        wall = float(message.get("wall", result.duration))
+        group.process_s += max(0.0, wall - result.duration)
+        self.new_timings[job.id] = wall
 
     def _record(self, job: Job, result: Result, key: str) -> None:
         self.results[job.id] = result
