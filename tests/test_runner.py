@@ -160,6 +160,24 @@ hlo = f.lower(jnp.ones(3)).compile().as_text()
     assert {k: r.status for k, r in results.items()} == dict.fromkeys(results, "passed"), {k: r.error[-300:] for k, r in results.items()}
 
 
+def test_cells_at_different_lines_share_an_executable_with_equal_op_names(run_rows, tmp_path):
+    # Source frames are left out of JAX's metadata (lanes.py): the same computation called from
+    # another line hits the compile cache; one with other op names still compiles its own.
+    jax_cache = tmp_path / "cache" / "home" / "jax" / "jax-cache"
+    jitted = "import jax, jax.numpy as jnp\n@jax.jit\ndef f(a):\n    {scope}\n        return a * 2 + 1\nx = f(jnp.arange(3.0))\n"
+    code, check = jitted.format(scope="if True:"), "assert x.tolist() == [1.0, 3.0, 5.0]"
+    first = run_rows(code_row("first", code, check, lane="jax"))
+    assert first["first"].status == "passed", first["first"].error
+    compiled = set(os.listdir(jax_cache))
+    assert any(name.startswith("jit_f-") for name in compiled), compiled
+    again = run_rows(code_row("first", code, check, lane="jax"), code_row("lower", "# two lines lower\n\n" + code, check, lane="jax"), cores=1)
+    assert {k: r.status for k, r in again.items()} == {"first": "passed", "lower": "passed"}
+    assert set(os.listdir(jax_cache)) == compiled  # the lower lines compiled nothing new
+    scoped = run_rows(code_row("scoped", jitted.format(scope="with jax.named_scope('s'):"), check, lane="jax"))
+    assert scoped["scoped"].status == "passed", scoped["scoped"].error
+    assert len(set(os.listdir(jax_cache)) - compiled) == 1  # other op names: its own executable
+
+
 def test_threads_and_child_processes_do_not_survive_the_cell(run_rows):
     marker = f"mlsheets-orphan-{os.getpid()}-{time.time_ns()}"
     code = f"""\
