@@ -19,6 +19,7 @@ from generator.model import FAILED, PASSED, Result
 from generator.render import html as render
 from generator.render import releases
 from generator.verify import environments, ledger
+from generator.verify.judge import error_line
 from generator.verify.verification import Verification, judge, plan
 from tests.conftest import ROOT
 
@@ -149,8 +150,8 @@ def test_the_requirements_replace_the_lock_lines_they_name(tmp_path):
 
 def test_a_bare_assertion_is_named_with_its_line():
     error = 'Traceback (most recent call last):\n  File "devices.yaml", line 57, in <module>\n    assert str(x.device) == "cpu:0"\n           ^^^^^^^^^^^^\nAssertionError\n'
-    assert environments.last_line(error) == 'AssertionError at: assert str(x.device) == "cpu:0"'
-    assert environments.last_line("Traceback\nValueError: bad shape") == "ValueError: bad shape"
+    assert error_line(error) == 'AssertionError at: assert str(x.device) == "cpu:0"'
+    assert error_line("Traceback\nValueError: bad shape") == "ValueError: bad shape"
 
 
 def test_the_wrong_interpreter_is_refused_before_anything_runs(tmp_path, monkeypatch, capsys):
@@ -165,7 +166,7 @@ def test_the_wrong_interpreter_is_refused_before_anything_runs(tmp_path, monkeyp
     onnx = ('Traceback (most recent call last):\n  File "export.yaml", line 491, in <module>\n    (y,) = sess.run(None, feed)\n'
             '  File "/x/onnxruntime/session.py", line 395, in run\n    return self._sess.run(output_names, input_feed)\n'
             "           ^^^^^^^^^^^^\nInvalidArgument: [ONNXRuntimeError] : 2 : Got invalid dimensions\n index: 0 Got: 5 Expected: 1\n Please fix the model.\n")  # fmt: skip
-    assert environments.last_line(onnx) == "InvalidArgument: [ONNXRuntimeError] : 2 : Got invalid dimensions"  # the exception, not its tail
+    assert error_line(onnx) == "InvalidArgument: [ONNXRuntimeError] : 2 : Got invalid dimensions"  # the exception, not its tail
 
 
 def test_an_environment_that_fails_one_lane_of_a_cell_is_not_in_its_range(tmp_path):

@@ -26,6 +26,7 @@ from generator.lanes import LANES
 from generator.model import NOT_APPLICABLE, PASSED
 from generator.verify import cache as cache_module
 from generator.verify import ledger
+from generator.verify.judge import error_line
 from generator.verify.progress import summary_table
 from generator.verify.runner import run_jobs
 
@@ -139,32 +140,12 @@ def summary(env: Environment, jobs, results) -> str:
         ok = result.status in (PASSED, NOT_APPLICABLE)
         counts.setdefault(job.lane, [0, 0])[0 if ok else 1] += 1
         if not ok:
-            causes.setdefault(last_line(result.error) or str(result.status), []).append(job.id)
+            causes.setdefault(error_line(result.error) or str(result.status), []).append(job.id)
     lines = [f"environment {env.name} ({', '.join(env.requirements)})", "| lane | passed | failed |", "|---|---|---|"]
     lines += [f"| {lane} | {p} | {f} |" for lane, (p, f) in sorted(counts.items())]
     for cause, ids in sorted(causes.items(), key=lambda item: -len(item[1])):
         lines += ["", f"{len(ids)} failed with: {cause}", *(f"- {i}" for i in sorted(ids))]
     return "\n".join(lines) + "\n"
-
-
-def last_line(error: str) -> str:
-    """The error's own line: the exception after the traceback's last frame (its message may run
-    on over more lines: the first is kept), or the last line when there is no traceback. A bare
-    exception (`AssertionError`, no message) comes with the source line that raised it:
-    `AssertionError at: assert str(x.device) == "cpu:0"`."""
-    lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
-    if not lines:
-        return ""
-    frames = [i for i, line in enumerate(lines) if line.startswith('File "')]
-    if not frames or frames[-1] + 2 >= len(lines):
-        return lines[-1][:200]
-    source, at = lines[frames[-1] + 1], frames[-1] + 2
-    while at < len(lines) - 1 and set(lines[at]) <= set("^~ "):
-        at += 1
-    header = lines[at]
-    if ":" not in header and not set(header) <= set("^~ "):
-        header = f"{header} at: {source}"
-    return header[:200]
 
 
 
@@ -233,7 +214,7 @@ def failures(verdict, env_runs) -> list[dict]:
         versions = run.result.versions
         moved = [name for name in FRAMEWORKS if name in versions and versions[name] != pinned.get(name, versions[name])]
         release = f"{moved[0].removesuffix('-cpu')} {versions[moved[0]]}" if moved else run.machine
-        error = last_line(run.result.error) or str(run.result.status)
+        error = error_line(run.result.error) or str(run.result.status)
         if (release, error) not in seen:
             seen.add((release, error))
             out.append({"environment": run.machine, "lane": run.lane, "release": release, "error": error})

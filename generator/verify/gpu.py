@@ -14,6 +14,7 @@ from generator.lanes import LANES
 from generator.model import NOT_APPLICABLE, PASSED
 from generator.verify import ledger
 from generator.verify.cache import Cache
+from generator.verify.judge import error_line
 from generator.verify.progress import summary_table
 from generator.verify.runner import run_jobs
 from generator.verify.verification import plan
@@ -69,8 +70,7 @@ def summary(jobs, results) -> str:
             counts["n/a"] += 1
         else:
             counts["failed"] += 1
-            last = result.error.strip().splitlines()[-1] if result.error.strip() else ""
-            failures.append(f"- {job.id}: {result.status}: {last}")
+            failures.append(f"- {job.id}: {result.status}: {error_line(result.error)}")
     lines = ["| lane | passed on the GPU | runs anywhere | not applicable | failed |", "|---|---|---|---|---|"]
     for lane, c in sorted(lanes.items()):
         lines.append(f"| {lane} | {c['gpu']} | {c['anywhere']} | {c['n/a']} | {c['failed']} |")

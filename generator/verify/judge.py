@@ -30,7 +30,7 @@ def judge_counterexample(job: Job, result: Result) -> Result:
     when its code raises a matching error. A counterexample that runs and passes the check shows the
     check too weak; one that breaks in the setup, or raises something else, proves nothing."""
     raises = job.raises
-    last = result.error.strip().splitlines()[-1] if result.error.strip() else ""
+    last = error_line(result.error)
     if result.status == PASSED:
         verdict, detail = Status.FAILED, "the counterexample passed the check: the check is too weak to reject it"
     elif result.status != Status.FAILED:
@@ -45,6 +45,26 @@ def judge_counterexample(job: Job, result: Result) -> Result:
     else:
         verdict, detail = Status.FAILED, f"the counterexample failed in its {result.stage or '?'}, not in the check, with: {last} (give 'raises' if the wrong code itself is meant to raise)"
     return replace(result, status=verdict, error=result.error if verdict != PASSED else "", detail=detail)
+
+
+def error_line(error: str) -> str:
+    """The error's own line: the exception after the traceback's last frame (its message may run
+    on over more lines: the first is kept), or the last line when there is no traceback. A bare
+    exception (`AssertionError`, no message) comes with the source line that raised it:
+    `AssertionError at: assert str(x.device) == "cpu:0"`."""
+    lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    frames = [i for i, line in enumerate(lines) if line.startswith('File "')]
+    if not frames or frames[-1] + 2 >= len(lines):
+        return lines[-1][:200]
+    source, at = lines[frames[-1] + 1], frames[-1] + 2
+    while at < len(lines) - 1 and set(lines[at]) <= set("^~ "):
+        at += 1
+    header = lines[at]
+    if ":" not in header and not set(header) <= set("^~ "):
+        header = f"{header} at: {source}"
+    return header[:200]
 
 
 def device_evidence(evidence: dict) -> tuple[bool, str]:
