@@ -82,6 +82,39 @@ def test_a_cell_importing_a_missing_module_is_not_applicable_not_an_error(tmp_pa
     assert verification.failures() == []
 
 
+def test_imports_are_found_at_any_depth_and_only_imports_count():
+    from generator.verify.verification import _imported
+
+    code = """\
+import a.b, c
+from d.e import f
+from . import local
+def g():
+    import h
+class K:
+    if True:
+        from i import j
+try:
+    import k
+except ImportError:
+    import l
+else:
+    import m
+finally:
+    import n
+with open(p) as q:
+    for r in s:
+        while t:
+            import u
+match v:
+    case 1:
+        import w
+x = "import not_this"
+"""
+    assert _imported(code) == frozenset("a c d h i k l m n u w".split())
+    assert _imported("def broken(:") == frozenset()
+
+
 def test_the_driver_version_is_read_from_the_proc_line():
     line = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build  (dvs-builder@U16)  Thu Sep 18 2025"
     assert worker.driver_version(line) == "580.95.05"
