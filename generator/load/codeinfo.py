@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import ast
+from functools import cache
 
 from generator.errors import ContentError
 from generator.model import CODE, Cell, Sheet
@@ -60,10 +61,16 @@ def api_names(cell: Cell) -> list[str]:
     """The APIs the cell's visible code calls, in order of first call, without repeats."""
     if cell.kind != CODE or not cell.code:
         return []
-    code = _parse(cell.code.text)
+    return list(_api_names(cell.setup.text if cell.setup else "", cell.code.text))
+
+
+@cache
+def _api_names(setup_text: str, code_text: str) -> tuple[str, ...]:
+    # memoised: search, signatures and the compare view each ask for every cell (3 s of a build)
+    code = _parse(code_text)
     if code is None:
-        return []
-    setup = _parse(cell.setup.text) if cell.setup else None
+        return ()
+    setup = _parse(setup_text) if setup_text else None
     aliases = _aliases(*(t for t in (setup, code) if t is not None))
     seen: dict[str, None] = {}
     for node in ast.walk(code):
@@ -75,7 +82,7 @@ def api_names(cell: Cell) -> list[str]:
             seen.setdefault(".".join([aliases[parts[0]], *parts[1:]]), None)
         elif isinstance(func, ast.Attribute):
             seen.setdefault("." + func.attr, None)  # a method of a value: model.fit, loss.backward
-    return list(seen)
+    return tuple(seen)
 
 
 def leaf(name: str) -> str:
