@@ -50,7 +50,10 @@ def _dotted(node: ast.AST) -> list[str] | None:
     return parts[::-1]
 
 
+@cache
 def _parse(text: str) -> ast.Module | None:
+    """The tree of `text`, parsed once per process (the check at load and the reader both read it;
+    the trees are only read, never changed)."""
     try:
         return ast.parse(text)
     except SyntaxError:
