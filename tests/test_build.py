@@ -121,6 +121,9 @@ def test_interrupted_build_keeps_site_reaps_workers_and_keeps_cache(tmp_path):
         proc = subprocess.Popen(
             [sys.executable, "-m", "generator", "build", "--content", root, "--out", str(tmp_path / "site"), "--cache", str(tmp_path / "cache"), "--quiet", "--no-benchmarks"],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            # a suite started in the background by a shell without job control inherits SIGINT ignored,
+            # and Python then keeps it ignored: the interrupt is what this test is about
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         # interrupt once the slow cell runs and fast2 is stored: the states the assertions below are about
         _wait_for(lambda proc=proc: started.exists() and cached_entries() >= 2 and proc.poll() is None, "the slow cell to start and fast2 to be cached")
