@@ -24,10 +24,9 @@ from generator.render.export import (
 )
 from generator.render.markup import DOCS, TEMPLATES, FragmentCache, document, environment
 from generator.render.views import (
-    badge_runs,
     cell_view,
-    counterexample_bodies,
     gpu_coverage,
+    lazy_bodies,
     provenance,
     report_rows,
     sheet_stats,
@@ -70,8 +69,8 @@ def render_site(
     sheet_rows = {sheet.id: {row.id: [cell_view(sheet, row, cell, verification) for cell in row.cells] for row in sheet.rows()} for sheet in sheets}
     for sheet in sheets:
         files[f"data/{sheet.id}.runnable.js"] = reader.script(f"runnable/{sheet.id}", reader.runnable_scripts(sheet, verification))
-        files[f"data/{sheet.id}.not-this.js"] = reader.script(f"not-this/{sheet.id}", counterexample_bodies(env, sheet_rows[sheet.id]))
-        files[f"data/{sheet.id}.runs.js"] = reader.script(f"runs/{sheet.id}", badge_runs(env, sheet_rows[sheet.id]))
+        files[f"data/{sheet.id}.not-this.js"] = reader.script(f"not-this/{sheet.id}", lazy_bodies(env, sheet_rows[sheet.id], "counterexample_body", "counterexamples"))
+        files[f"data/{sheet.id}.runs.js"] = reader.script(f"runs/{sheet.id}", lazy_bodies(env, sheet_rows[sheet.id], "runs", "lazy_runs"))
     assets = {name: asset_version(data) for name, data in files.items()}
     assets["build"] = asset_version(b"".join(files[name] for name in sorted(files) if name.endswith(".js") and not name.startswith("static/")))
     nav = [{"id": sheet.id, "title": sheet.title, "href": f"{sheet.id}.html", "sheet": True} for sheet in sheets]

@@ -90,7 +90,7 @@ def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
             deprecations=[w for w in warnings if w.get("category") in DEPRECATION_CATEGORIES],
             warnings=[w for w in warnings if w.get("category") not in DEPRECATION_CATEGORIES],
             output=any(lane["stdout"] or lane["stderr"] for lane in lanes),
-            # A passed cell's runs load on opening its badge (badge_runs); others stay in the page.
+            # A passed cell's runs load on opening its badge (html.py, lazy_bodies); others stay in the page.
             lazy_runs=bool(verdict) and verdict.status == PASSED,
         )
     return view
@@ -151,27 +151,15 @@ def report_rows(records: list[dict]) -> list[dict]:
     return sorted(rows, key=lambda r: (r["rank"] == STATUS_ORDER[PASSED], r["rank"], r["order"]))
 
 
-def counterexample_bodies(env, rows: dict) -> dict:
-    """The HTML of each cell's "Not this" list, by row and column: loaded by the page on opening."""
-    macro = env.get_template("macros.html").module.counterexample_body
+def lazy_bodies(env, rows: dict, macro: str, key: str) -> dict:
+    """The HTML of macro `macro` for each cell view that has `key`, by row and column: what a page
+    loads on demand instead of carrying it (its "Not this" lists, a passed cell's runs)."""
+    render = getattr(env.get_template("macros.html").module, macro)
     bodies: dict[str, dict[str, str]] = {}
     for row_id, views in rows.items():
         for view in views:
-            if view.get("counterexamples"):
-                bodies.setdefault(row_id, {})[view["column"]] = str(macro(view))
-    return bodies
-
-
-def badge_runs(env, rows: dict) -> dict:
-    """The HTML of each passed cell's runs (lanes, versions, durations, devices, GPU runs), by row
-    and column: loaded by the page when the badge is opened. They were a quarter of the largest
-    page; the verdict and the lanes stay in it."""
-    macro = env.get_template("macros.html").module.runs
-    bodies: dict[str, dict[str, str]] = {}
-    for row_id, views in rows.items():
-        for view in views:
-            if view.get("lazy_runs"):
-                bodies.setdefault(row_id, {})[view["column"]] = str(macro(view))
+            if view.get(key):
+                bodies.setdefault(row_id, {})[view["column"]] = str(render(view))
     return bodies
 
 
