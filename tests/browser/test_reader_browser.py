@@ -175,6 +175,7 @@ def test_compare_view_differences_only_in_the_url(open_page, real):
     assert len(visible_rows(shared)) == frameworks["differ"]
     assert shared.get_by_label("Differences only").is_checked()
     shared.click(".site-header nav a[href^='training.html']")
+    shared.wait_for_url(re.compile(r"training\.html"))
     shared.wait_for_selector(".compare[data-ready=yes]")
     assert shared.url.endswith("training.html?compare=pytorch,jax&diff=1")
     assert len(visible_rows(shared)) == counts[("pytorch", "jax")]["training"]["differ"]
@@ -185,6 +186,7 @@ def test_compare_view_differences_only_in_the_url(open_page, real):
     link = hub.locator("a[href='arrays.html?compare=pytorch,jax&diff=1']")
     assert link.count() == 1
     link.click()
+    hub.wait_for_url(re.compile(r"arrays\.html"))
     hub.wait_for_selector(".compare[data-ready=yes]")
     assert len(visible_rows(hub)) == counts[("pytorch", "jax")]["arrays"]["differ"]
     shared.get_by_role("button", name="Stop comparing").click()
@@ -344,11 +346,17 @@ def test_offline_zip_opens_from_disk_and_its_links_work(open_page, real, real_di
     page, _ = open_page(url, base=root.as_uri() + "/")
     assert page.evaluate("getComputedStyle(document.querySelector('.site-header')).display") == "flex"
     assert page.locator(".theme-toggle").is_visible()  # site.js ran
+    # A click returns once the next page is committed, not loaded: wait for its load before
+    # counting what it holds (counting at once read an empty document in one CI run).
+    first_sheet = page.locator("table.index a.sheet-link").first.get_attribute("href")
     page.click("table.index a.sheet-link >> nth=0")
-    assert page.url.startswith(root.as_uri()) and page.locator("tr.row").count() > 0
+    page.wait_for_url(root.as_uri() + "/" + first_sheet)
+    assert page.locator("tr.row").count() > 0
     page.click("a[href='offline.html']")
+    page.wait_for_url(root.as_uri() + "/offline.html")
     assert page.locator("h1").inner_text() == "Read it offline"
     page.click("a[href='index.html'] >> nth=-1")
+    page.wait_for_url(root.as_uri() + "/index.html")
     # Search works from disk too (its index is a script file).
     page.focus("#site-search")
     page.keyboard.type("GradScaler")

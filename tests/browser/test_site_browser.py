@@ -433,6 +433,7 @@ def test_downloads_are_served_and_documented(open_page, sample, sample_dir):
         data["format"] == 1 and data["sections"][0]["rows"][0]["cells"]["pytorch"]["verification"][0]["lane"] == "torch"
     )
     page.click("text=the formats")
+    page.wait_for_url(re.compile(r"data-format\.html"))
     assert page.locator("h1").inner_text() == "Data formats"
     for heading in ("data/<sheet>.json", "data/<sheet>.csv", "verification.json"):
         assert page.get_by_role("heading", name=heading).is_visible()
