@@ -41,6 +41,11 @@ _COMPILE_CACHE_ENV = {
     "TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS": "0",
 }
 _TF_ENV = {"TF_CPP_MIN_LOG_LEVEL": "2", "TF_ENABLE_ONEDNN_OPTS": "0"}
+# Modules every JAX cell imports at its first lowering (the MHLO dialect's Python bindings: 25 ms
+# of a 95 ms first `jnp.ones(2) + 1` in a forked cell). They start no thread and raise no warning,
+# so importing them once in the worker changes nothing a cell can see but its time. Optional: a
+# jaxlib without MHLO simply lowers without it.
+_JAX_PRELOAD = ("jaxlib.mlir.dialects.mhlo",)
 _JAX_ENV = {
     "JAX_PLATFORMS": "cpu",
     "XLA_FLAGS": "--xla_force_host_platform_device_count=8 --xla_cpu_multi_thread_eigen=false",
@@ -72,14 +77,16 @@ class Lane:
 _KERAS_SKELETON = "import keras\nfrom keras import layers, ops"
 
 
-def _keras(backend: str, backend_imports: tuple[str, ...], backend_packages: tuple[str, ...], env: dict) -> Lane:
+def _keras(
+    backend: str, backend_imports: tuple[str, ...], backend_packages: tuple[str, ...], env: dict, preload: tuple[str, ...] = ()
+) -> Lane:
     # Keras imports TensorFlow whenever it is installed and a cell serialises a model or seeds
     # the RNGs (keras.utils.set_random_seed, .keras files, get_config): 5-15 s a cell on every
     # backend. Importing it once in the worker makes that free, where it is installed; on the
     # other backends it is optional (a CUDA image has PyTorch and JAX, rarely TensorFlow).
-    optional: tuple[str, ...] = ()
+    optional: tuple[str, ...] = preload
     if "tensorflow" not in backend_imports:
-        optional = ("tensorflow",)
+        optional += ("tensorflow",)
         backend_packages += ("tensorflow-cpu",)
     return Lane(
         name=f"keras@{backend}",
@@ -106,6 +113,7 @@ _LANES = (
         ("jax", "jax.numpy", "flax", "flax.nnx", "optax"),
         ("jax", "jaxlib", "flax", "optax", "numpy"),
         env=_JAX_ENV,
+        optional_imports=_JAX_PRELOAD,
         skeleton="import jax\nimport jax.numpy as jnp\nfrom flax import nnx\nimport optax",
     ),
     Lane("tensorflow", ("tensorflow",), ("tensorflow-cpu", "numpy"), env=_TF_ENV, skeleton="import tensorflow as tf"),
@@ -117,7 +125,7 @@ _LANES = (
         prelude="import tensorflow as _tf\n_tf.compat.v1.disable_eager_execution()\ndel _tf\n",
         skeleton="import tensorflow.compat.v1 as tf",
     ),
-    _keras("jax", ("jax",), ("jax", "jaxlib"), _JAX_ENV),
+    _keras("jax", ("jax",), ("jax", "jaxlib"), _JAX_ENV, _JAX_PRELOAD),
     _keras("torch", ("torch",), ("torch",), {}),
     _keras("tensorflow", ("tensorflow",), ("tensorflow-cpu",), _TF_ENV),
     Lane("pytensor", ("pytensor", "pytensor.tensor"), ("pytensor", "numpy"), skeleton="import pytensor\nimport pytensor.tensor as pt"),

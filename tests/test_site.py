@@ -61,3 +61,10 @@ def test_rebuild_runs_no_cell(built_site, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "ran 0 cell(s) in 0 lane worker(s)" in proc.stderr
     assert (tmp_path / "site" / "index.html").read_bytes() == (built_site / "index.html").read_bytes()
+
+
+def test_every_lane_worker_forked_its_cells(real_site):
+    """A worker whose imports, preloads or prelude leave a thread running cannot fork safely: it starts each
+    cell in a fresh interpreter (correct, several times slower) and the build says so in a note. Where the
+    real build ran cells (a cold cache, as in CI), no lane may say it."""
+    assert "starts in a fresh interpreter" not in real_site.stderr, real_site.stderr[-5000:]
