@@ -385,18 +385,19 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
-def _proc_stats():
-    """Yield (pid, ppid, pgrp, rss_pages) for every process."""
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
+def _proc_stats(pids=None):
+    """Yield (pid, ppid, pgrp, rss_pages) for these processes (default: every process); a process
+    that has gone is left out."""
+    if pids is None:
+        pids = (int(name) for name in os.listdir("/proc") if name.isdigit())
+    for pid in pids:
         try:
-            with open(f"/proc/{name}/stat", "rb") as handle:
+            with open(f"/proc/{pid}/stat", "rb") as handle:
                 stat = handle.read()
         except OSError:
             continue
         fields = stat[stat.rfind(b")") + 2 :].split()
-        yield int(name), int(fields[1]), int(fields[2]), int(fields[21])
+        yield pid, int(fields[1]), int(fields[2]), int(fields[21])
 
 
 def _rss_by_group() -> dict[int, int]:
@@ -429,13 +430,7 @@ def _children():
     except OSError:
         yield from ((pid, pgrp) for pid, ppid, pgrp, _ in _proc_stats() if ppid == me)
         return
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        yield pid, int(stat[stat.rfind(b")") + 2 :].split()[2])
+    yield from ((pid, pgrp) for pid, _, pgrp, _ in _proc_stats(pids))
 
 
 def _remove_tree(path: str) -> None:
