@@ -58,7 +58,7 @@ def test_a_safe_worker_forks(tmp_path):
 
 
 def test_a_lane_starts_without_its_optional_imports(tmp_path):
-    lane = Lane("optional", ("json",), (), optional_imports=("no_such_module_xyz", "decimal"))
+    lane = Lane("optional", ("json",), (), optional_imports=("no_such_module_xyz", "no_such_package_xyz.sub", "decimal"))
     jobs = _jobs(lane, "import sys\nassert 'decimal' in sys.modules and 'no_such_module_xyz' not in sys.modules")
     report = run_jobs(jobs, cache=Cache(str(tmp_path)), cores=1, show_progress=False, lanes={lane.name: lane})
     assert report.results[jobs[0].id].status == PASSED, report.results[jobs[0].id].error

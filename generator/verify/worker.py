@@ -75,7 +75,11 @@ def _import_lane(config: dict) -> None:
     for name in config["imports"]:
         importlib.import_module(name)
     for name in config.get("optional_imports", ()):
-        if importlib.util.find_spec(name) is not None:
+        try:  # a dotted name imports its parents to be found: a missing parent raises
+            found = importlib.util.find_spec(name) is not None
+        except ModuleNotFoundError:
+            found = False
+        if found:
             importlib.import_module(name)
     if config.get("prelude"):
         exec(compile(config["prelude"], "<lane prelude>", "exec", dont_inherit=True), {"__name__": "__lane__"})
