@@ -35,3 +35,23 @@ def test_cell_costs_measure_a_fork_per_cell_against_exec_in_a_kernel():
     # a forked process per cell costs milliseconds; an exec in a warm interpreter, microseconds
     assert row["ours_empty_ms"] > 1.0 > row["peer_empty_ms"], row
     assert row["ours_first_ms"] > 0 and row["peer_first_ms"] > 0
+
+
+def test_side_by_side_runs_both_engines_at_once_each_pinned_to_its_own_core(tmp_path):
+    import os
+
+    import pytest
+
+    from generator.bench import side_by_side
+
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two cores")
+    rows = [code_row(f"r{i}", f"x = {i}", f"assert x == {i}") for i in range(3)]
+    rows.append(code_row("wrong", "x = 1", "assert x == 2"))
+    root = write_content(tmp_path / "content", {"s.yaml": section(*rows)})
+    both = side_by_side.measure(root)
+    ours, peer = both["ours"], both["peer"]
+    assert len(ours["cpus"]) == len(peer["cpus"]) == 1 and ours["cpus"] != peer["cpus"], both
+    for engine in (ours, peer):
+        assert engine["cells"] == 4 and engine["statuses"] == {"passed": 3, "failed": 1}, engine
+        assert engine["wall"] > 0 and engine["cpu_s"] > 0 and sum(engine["cell_s"].values()) > 0

@@ -5,6 +5,8 @@ Prints, from one run on this machine:
   the floor max(longest lane, sum of lanes / cores), the wall time and wall / floor;
 - the same jobs in a shared-kernel peer (peer.py: one interpreter per lane, no isolation), and the
   ratio of the two cold walls, measured in one run;
+- the two engines again at the same time, one core each (side_by_side.py), so that the machine's
+  drift falls on both: the ratio of their walls and of their CPU times;
 - what a cell costs per lane outside its own work: empty cells and a first framework operation
   (runtime start, a first compile) in both engines, one at a time;
 - a build with nothing changed (every cell cached), as a whole `python -m generator build`;
@@ -24,6 +26,7 @@ import sys
 import tempfile
 import time
 
+from generator.bench import side_by_side
 from generator.bench.peer import run_peer
 from generator.lanes import LANES
 from generator.load import content
@@ -121,6 +124,24 @@ def cell_costs(lanes: list[str], cells: int = 8) -> list[dict]:
         return table
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def print_side_by_side(content_dir: str) -> None:
+    both = side_by_side.measure(content_dir)
+    if both is None:
+        print("\nside by side: skipped, fewer than two cores here")
+        return
+    ours, peer = both["ours"], both["peer"]
+    print(f"\nside by side: the same {ours['cells']} single-process cells, cold, both engines started together, each on one "
+          f"core of its own (ours on CPU {ours['cpus'][0]}, the peer on CPU {peer['cpus'][0]}): a drift of the machine falls on both")
+    print(f"{'engine':8} {'wall s':>8} {'CPU s':>8}  statuses")
+    for engine in (ours, peer):
+        print(f"{engine['engine']:8} {engine['wall']:8.2f} {engine['cpu_s']:8.2f}  {dict(sorted(engine['statuses'].items()))}")
+    print(f"{'lane worker':40} {'ours in cells s':>15} {'peer in cells s':>15}")
+    for key in sorted(ours["cell_s"], key=lambda key: -ours["cell_s"][key]):
+        print(f"{_lane_names(key):40} {ours['cell_s'][key]:15.2f} {peer['cell_s'].get(key, 0.0):15.2f}")
+    print(f"side by side, ours / shared-kernel peer: wall {ours['wall']:.2f} / {peer['wall']:.2f} = {ours['wall'] / peer['wall']:.3f}, "
+          f"CPU {ours['cpu_s']:.2f} / {peer['cpu_s']:.2f} = {ours['cpu_s'] / peer['cpu_s']:.3f}  (goal <= 1.0)")
 
 
 def _column(lane: str) -> str:
@@ -229,6 +250,7 @@ def main(argv=None) -> int:
     parser.add_argument("--content", default=os.path.join(ROOT, "content"))
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--skip-cold", action="store_true", help="only the scale figures")
+    parser.add_argument("--skip-side-by-side", action="store_true", help="not the engines at the same time, one core each (about 10 minutes)")
     args = parser.parse_args(argv)
     print(f"machine: {os.cpu_count()} cores; scheduling for {args.jobs}")
     if not args.skip_cold:
@@ -251,6 +273,8 @@ def main(argv=None) -> int:
             print(f"peer statuses {dict(sorted(peer.statuses.items()))} (cells that fail only here fail from state other cells left)")
             print(f"peer wall   {peer.wall:.2f} s")
             print(f"cold wall, ours / shared-kernel peer: {figures['wall']:.2f} / {peer.wall:.2f} = {figures['wall'] / peer.wall:.3f}  (goal <= 1.0)")
+            if not args.skip_side_by_side:
+                print_side_by_side(args.content)
             costs = cell_costs(sorted({lane for lane in LANES if lane in FIRST_OP}))
             print("\nwhat a cell costs besides its work, one at a time (median ms): an empty cell, and one first operation")
             print(f"{'lane':18} {'ours empty':>11} {'peer empty':>11} {'ours first op':>14} {'peer first op':>14}")
