@@ -53,5 +53,26 @@ def test_side_by_side_runs_both_engines_at_once_each_pinned_to_its_own_core(tmp_
     ours, peer = both["ours"], both["peer"]
     assert len(ours["cpus"]) == len(peer["cpus"]) == 1 and ours["cpus"] != peer["cpus"], both
     for engine in (ours, peer):
-        assert engine["cells"] == 4 and engine["statuses"] == {"passed": 3, "failed": 1}, engine
+        assert engine["cells"] == 4, engine
+        assert engine["counts"] == {"cells": 4, "cells_passed": 3, "counterexamples": 0, "counterexamples_rejected": 0}, engine
         assert engine["wall"] > 0 and engine["cpu_s"] > 0 and sum(engine["cell_s"].values()) > 0
+
+
+def test_the_peer_keeps_cell_source_readable_and_tallies_counterexamples_as_ours_does(tmp_path):
+    from generator.bench.peer import tally
+    from generator.verify.cache import Cache
+    from generator.verify.runner import run_jobs
+
+    # inspect reads a function's source back (AutoGraph and TorchDynamo do): a notebook kernel keeps
+    # each cell's source in linecache, and so does the peer
+    row = code_row("reads-source", "import inspect\ndef f():\n    return 1", "assert 'return 1' in inspect.getsource(f)")
+    wrong = "        counterexamples:\n          - why: f must return 1\n            code: |\n              import inspect\n              def f():\n                  return 2\n"
+    row = row.replace("      jax: {text: fact}\n", wrong + "      jax: {text: fact}\n")
+    root = write_content(tmp_path / "content", {"s.yaml": section(row)})
+    jobs = plan(content.load(root))
+    assert sorted(job.counterexample for job in jobs) == [0, 1]
+    expected = {"cells": 1, "cells_passed": 1, "counterexamples": 1, "counterexamples_rejected": 1}
+    peer = run_peer(jobs, LANES, cores=1)
+    assert tally(jobs, peer.outcomes, judged=False) == expected, peer.outcomes
+    ours = run_jobs(jobs, cache=Cache(str(tmp_path / "cache")), cores=1, show_progress=False)
+    assert tally(jobs, {job_id: str(result.status) for job_id, result in ours.results.items()}, judged=True) == expected

@@ -27,7 +27,7 @@ import tempfile
 import time
 
 from generator.bench import side_by_side
-from generator.bench.peer import run_peer
+from generator.bench.peer import describe, run_peer, tally
 from generator.lanes import LANES
 from generator.load import content
 from generator.render import html as render
@@ -134,9 +134,9 @@ def print_side_by_side(content_dir: str) -> None:
     ours, peer = both["ours"], both["peer"]
     print(f"\nside by side: the same {ours['cells']} single-process cells, cold, both engines started together, each on one "
           f"core of its own (ours on CPU {ours['cpus'][0]}, the peer on CPU {peer['cpus'][0]}): a drift of the machine falls on both")
-    print(f"{'engine':8} {'wall s':>8} {'CPU s':>8}  statuses")
+    print(f"{'engine':8} {'wall s':>8} {'CPU s':>8}  verdicts")
     for engine in (ours, peer):
-        print(f"{engine['engine']:8} {engine['wall']:8.2f} {engine['cpu_s']:8.2f}  {dict(sorted(engine['statuses'].items()))}")
+        print(f"{engine['engine']:8} {engine['wall']:8.2f} {engine['cpu_s']:8.2f}  {describe(engine['counts'])}")
     print(f"{'lane worker':40} {'ours in cells s':>15} {'peer in cells s':>15}")
     for key in sorted(ours["cell_s"], key=lambda key: -ours["cell_s"][key]):
         print(f"{_lane_names(key):40} {ours['cell_s'][key]:15.2f} {peer['cell_s'].get(key, 0.0):15.2f}")
@@ -270,7 +270,8 @@ def main(argv=None) -> int:
             print(f"floor  {figures['floor']:.2f} s   = max(longest lane, sum of lanes / {args.jobs})")
             print(f"wall   {figures['wall']:.2f} s")
             print(f"ratio  {figures['ratio']:.3f}  (goal <= 1.25)")
-            print(f"peer statuses {dict(sorted(peer.statuses.items()))} (cells that fail only here fail from state other cells left)")
+            print(f"peer verdicts: {describe(tally(plan(content.load(args.content)), peer.outcomes, judged=False))} "
+                  f"(ours: {figures['failures']} failing); a cell that fails only in the peer fails from state earlier cells left")
             print(f"peer wall   {peer.wall:.2f} s")
             print(f"cold wall, ours / shared-kernel peer: {figures['wall']:.2f} / {peer.wall:.2f} = {figures['wall'] / peer.wall:.3f}  (goal <= 1.0)")
             if not args.skip_side_by_side:

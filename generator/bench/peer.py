@@ -28,7 +28,7 @@ from generator.verify.lane_worker import worker_env
 # The kernel: the lane's imports and prelude once, then one cell per line of stdin. Its own
 # stdout is kept for the protocol; the cells' output goes to /dev/null.
 KERNEL = r"""
-import importlib, json, os, signal, sys, time
+import importlib, json, linecache, os, signal, sys, time
 config = json.loads(sys.argv[1])
 for name in config["imports"]:
     importlib.import_module(name)
@@ -51,7 +51,7 @@ def _alarm(*_):
 
 signal.signal(signal.SIGALRM, _alarm)
 protocol.write("ready\n")
-for line in sys.stdin:
+for number, line in enumerate(sys.stdin):
     job = json.loads(line)
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
     status, started = "passed", time.perf_counter()
@@ -59,7 +59,11 @@ for line in sys.stdin:
     try:
         for stage in ("setup", "code", "check"):
             if job[stage]:
-                exec(compile(job[stage], "<cell>", "exec"), namespace)
+                # as IPython does: the cell's source in linecache, so inspect (AutoGraph,
+                # TorchDynamo) can read it back
+                name = f"<cell {number} {stage}>"
+                linecache.cache[name] = (len(job[stage]), None, job[stage].splitlines(True), name)
+                exec(compile(job[stage], name, "exec"), namespace)
     except Timeout:
         status = "timeout"
     except BaseException:
@@ -77,6 +81,7 @@ class PeerReport:
     import_s: dict = field(default_factory=dict)  # by lane worker: seconds to start the kernel
     statuses: dict = field(default_factory=dict)  # status -> count
     durations: dict = field(default_factory=dict)  # job id -> seconds in the cell
+    outcomes: dict = field(default_factory=dict)  # job id -> status
     left_out: int = 0  # multi-process jobs
 
 
@@ -151,6 +156,7 @@ def _run_group(key: str, jobs: list[Job], lanes: dict[str, Lane], scratch: str, 
             with lock:
                 report.cell_s[key] = report.cell_s.get(key, 0.0) + result["duration"]
                 report.durations[job.id] = result["duration"]
+                report.outcomes[job.id] = result["status"]
                 report.statuses[result["status"]] = report.statuses.get(result["status"], 0) + 1
             if not line:
                 break
@@ -160,3 +166,27 @@ def _run_group(key: str, jobs: list[Job], lanes: dict[str, Lane], scratch: str, 
             pending = []
         kernel.kill()
         kernel.wait()
+
+
+def tally(jobs: list[Job], statuses: dict, judged: bool) -> dict:
+    """How many of `jobs` (those in `statuses`, by job id) were cells that passed and how many were
+    counterexamples rejected. Ours reports judged statuses (a rejected counterexample "passed");
+    the peer its raw outcome, where a counterexample is rejected when it raised (its error text
+    unchecked)."""
+    counts = {"cells": 0, "cells_passed": 0, "counterexamples": 0, "counterexamples_rejected": 0}
+    for job in jobs:
+        status = statuses.get(job.id)
+        if status is None:
+            continue
+        if job.counterexample:
+            counts["counterexamples"] += 1
+            counts["counterexamples_rejected"] += status == ("passed" if judged else "failed")
+        else:
+            counts["cells"] += 1
+            counts["cells_passed"] += status == "passed"
+    return counts
+
+
+def describe(counts: dict) -> str:
+    return (f"{counts['cells_passed']:,} of {counts['cells']:,} cells passed, "
+            f"{counts['counterexamples_rejected']:,} of {counts['counterexamples']:,} counterexamples rejected")

@@ -21,7 +21,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
 
 ENGINES = ("ours", "peer")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -52,8 +51,8 @@ def measure(content_dir: str) -> dict | None:
 
 
 def run_one(engine: str, content_dir: str, cpu: int) -> dict:
-    """One engine, cold, on core `cpu` alone: its wall, CPU time, statuses and seconds in cells by worker."""
-    from generator.bench.peer import run_peer
+    """One engine, cold, on core `cpu` alone: its wall, CPU time, verdicts and seconds in cells by worker."""
+    from generator.bench.peer import run_peer, tally
     from generator.lanes import LANES
     from generator.load import content
     from generator.verify.cache import Cache
@@ -69,18 +68,18 @@ def run_one(engine: str, content_dir: str, cpu: int) -> dict:
             report = run_jobs(jobs, cache=Cache(cache_dir), cores=1, show_progress=False, force=True)
         finally:
             shutil.rmtree(cache_dir, ignore_errors=True)
-        statuses = dict(Counter(str(result.status) for result in report.results.values()))
+        counts = tally(jobs, {job_id: str(result.status) for job_id, result in report.results.items()}, judged=True)
         cell_s = {key: stats.cell_s for key, stats in report.stats.items()}
     else:
         peer = run_peer(jobs, LANES, 1)
-        statuses, cell_s = peer.statuses, peer.cell_s
+        counts, cell_s = tally(jobs, peer.outcomes, judged=False), peer.cell_s
     return {
         "engine": engine,
         "cpus": sorted(os.sched_getaffinity(0)),
         "cells": len(jobs),
         "wall": time.perf_counter() - started,
         "cpu_s": _cpu_s() - cpu_before,
-        "statuses": statuses,
+        "counts": counts,
         "cell_s": cell_s,
     }
 
