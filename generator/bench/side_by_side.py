@@ -36,11 +36,11 @@ def measure(content_dir: str) -> dict | None:
         outputs = {engine: os.path.join(folder, f"{engine}.json") for engine in ENGINES}
         processes = [
             subprocess.Popen([sys.executable, "-m", "generator.bench.side_by_side", engine, content_dir, str(cpu), outputs[engine]], cwd=ROOT)
-            for engine, cpu in zip(ENGINES, cpus)
+            for engine, cpu in zip(ENGINES, cpus[:2], strict=True)
         ]
         codes = [process.wait() for process in processes]
         if any(codes):
-            raise RuntimeError(f"side-by-side run failed: exit codes {dict(zip(ENGINES, codes))}")
+            raise RuntimeError(f"side-by-side run failed: exit codes {dict(zip(ENGINES, codes, strict=True))}")
         results = {}
         for engine, path in outputs.items():
             with open(path, encoding="utf-8") as handle:
