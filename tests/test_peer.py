@@ -27,6 +27,18 @@ def test_the_peer_runs_cells_in_one_shared_interpreter_and_survives_bad_ones(tmp
     assert set(report.durations) == {job.id for job in jobs}
 
 
+def test_a_kernel_that_never_starts_counts_each_of_its_cells_crashed(tmp_path):
+    from dataclasses import replace
+
+    rows = [code_row(f"r{i}", f"x = {i}", f"assert x == {i}") for i in range(3)]
+    root = write_content(tmp_path / "content", {"s.yaml": section(*rows)})
+    jobs = [job for job in plan(content.load(root)) if job.lane == "python"]
+    lanes = {**LANES, "python": replace(LANES["python"], imports=("no_such_module_for_the_peer",))}
+    report = run_peer(jobs, lanes, cores=1)
+    assert report.outcomes == {job.id: "crashed" for job in jobs}, report.outcomes
+    assert report.statuses == {"crashed": 3}
+
+
 def test_cell_costs_measure_a_fork_per_cell_against_exec_in_a_kernel():
     from generator.bench.engine import cell_costs
 
@@ -75,4 +87,4 @@ def test_the_peer_keeps_cell_source_readable_and_tallies_counterexamples_as_ours
     peer = run_peer(jobs, LANES, cores=1)
     assert tally(jobs, peer.outcomes, judged=False) == expected, peer.outcomes
     ours = run_jobs(jobs, cache=Cache(str(tmp_path / "cache")), cores=1, show_progress=False)
-    assert tally(jobs, {job_id: str(result.status) for job_id, result in ours.results.items()}, judged=True) == expected
+    assert tally(jobs, ours.statuses(), judged=True) == expected

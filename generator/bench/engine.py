@@ -63,9 +63,11 @@ def cold_verification(content_dir: str, cores: int) -> tuple[dict, str]:
 
 
 def shared_kernel_peer(content_dir: str, cache_dir: str, cores: int):
-    """The same jobs in shared kernels (peer.py), longest lane first by the cold run's timings."""
+    """The same jobs in shared kernels (peer.py), longest lane first by the cold run's timings; the
+    jobs come back with the report, to tally its verdicts against."""
     timings = Cache(cache_dir).load_timings()
-    return run_peer(plan(content.load(content_dir)), LANES, cores, estimate=lambda job: timings.get(job.id, 1.0))
+    jobs = plan(content.load(content_dir))
+    return jobs, run_peer(jobs, LANES, cores, estimate=lambda job: timings.get(job.id, 1.0))
 
 
 # The cheapest cell that starts each lane's runtime: a fresh process pays this before any work.
@@ -256,7 +258,7 @@ def main(argv=None) -> int:
     if not args.skip_cold:
         figures, cache_dir = cold_verification(args.content, args.jobs)
         try:
-            peer = shared_kernel_peer(args.content, cache_dir, args.jobs)
+            peer_jobs, peer = shared_kernel_peer(args.content, cache_dir, args.jobs)
             print(f"\ncold verification of all content ({figures['cells']} cell runs, {figures['failures']} failing cells), "
                   f"ours (a process forked per cell) and the shared-kernel peer (one interpreter per lane, cells exec'd in it "
                   f"one after another, no isolation), {args.jobs} at a time; {peer.left_out} multi-process cells left out of the peer")
@@ -270,7 +272,7 @@ def main(argv=None) -> int:
             print(f"floor  {figures['floor']:.2f} s   = max(longest lane, sum of lanes / {args.jobs})")
             print(f"wall   {figures['wall']:.2f} s")
             print(f"ratio  {figures['ratio']:.3f}  (goal <= 1.25)")
-            print(f"peer verdicts: {describe(tally(plan(content.load(args.content)), peer.outcomes, judged=False))} "
+            print(f"peer verdicts: {describe(tally(peer_jobs, peer.outcomes, judged=False))} "
                   f"(ours: {figures['failures']} failing); a cell that fails only in the peer fails from state earlier cells left")
             print(f"peer wall   {peer.wall:.2f} s")
             print(f"cold wall, ours / shared-kernel peer: {figures['wall']:.2f} / {peer.wall:.2f} = {figures['wall'] / peer.wall:.3f}  (goal <= 1.0)")

@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 from generator.lanes import Lane
@@ -79,10 +80,14 @@ class PeerReport:
     wall: float = 0.0
     cell_s: dict = field(default_factory=dict)  # by lane worker: seconds in cells
     import_s: dict = field(default_factory=dict)  # by lane worker: seconds to start the kernel
-    statuses: dict = field(default_factory=dict)  # status -> count
     durations: dict = field(default_factory=dict)  # job id -> seconds in the cell
-    outcomes: dict = field(default_factory=dict)  # job id -> status
+    outcomes: dict = field(default_factory=dict)  # job id -> status ("crashed" too where a kernel never started)
     left_out: int = 0  # multi-process jobs
+
+    @property
+    def statuses(self) -> dict:
+        """How many jobs ended in each status."""
+        return dict(Counter(self.outcomes.values()))
 
 
 def run_peer(jobs: list[Job], lanes: dict[str, Lane], cores: int, estimate=lambda job: 1.0) -> PeerReport:
@@ -157,12 +162,11 @@ def _run_group(key: str, jobs: list[Job], lanes: dict[str, Lane], scratch: str, 
                 report.cell_s[key] = report.cell_s.get(key, 0.0) + result["duration"]
                 report.durations[job.id] = result["duration"]
                 report.outcomes[job.id] = result["status"]
-                report.statuses[result["status"]] = report.statuses.get(result["status"], 0) + 1
             if not line:
                 break
         if not ready:
             with lock:
-                report.statuses["crashed"] = report.statuses.get("crashed", 0) + len(pending)
+                report.outcomes.update((job.id, "crashed") for job in pending)
             pending = []
         kernel.kill()
         kernel.wait()

@@ -68,7 +68,7 @@ def run_one(engine: str, content_dir: str, cpu: int) -> dict:
             report = run_jobs(jobs, cache=Cache(cache_dir), cores=1, show_progress=False, force=True)
         finally:
             shutil.rmtree(cache_dir, ignore_errors=True)
-        counts = tally(jobs, {job_id: str(result.status) for job_id, result in report.results.items()}, judged=True)
+        counts = tally(jobs, report.statuses(), judged=True)
         cell_s = {key: stats.cell_s for key, stats in report.stats.items()}
     else:
         peer = run_peer(jobs, LANES, 1)

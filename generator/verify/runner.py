@@ -55,6 +55,10 @@ class RunReport:
     workers: int = 0  # lane workers started
     notes: list = field(default_factory=list)  # what the workers said once (e.g. cells spawned, not forked)
 
+    def statuses(self) -> dict[str, str]:
+        """Each job's status by job id (a rejected counterexample is "passed": statuses are judged)."""
+        return {job_id: str(result.status) for job_id, result in self.results.items()}
+
 
 def run_jobs(
     jobs: list[Job],
