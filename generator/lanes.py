@@ -61,6 +61,9 @@ class Lane:
     prelude: str = ""
     processes: int = 1
     device: str = "cpu"
+    # the device each cell starts with as PyTorch's default (torch.set_default_device): set on a GPU
+    # for the PyTorch lanes only (Keras places its own tensors)
+    default_device: str = ""
     # imported by the worker only where installed: Keras imports TensorFlow for serialisation and
     # seeding when it is there, but a CUDA image often has no TensorFlow
     optional_imports: tuple[str, ...] = ()
@@ -149,7 +152,10 @@ LANES: dict[str, Lane] = _LaneTable({lane.name: lane for lane in _LANES})
 
 # Lanes that can use an NVIDIA GPU, and how their environment changes there.
 GPU_LANES = ("torch", "torch-dist", "jax", "keras@jax", "keras@torch")
-_GPU_ENV = {"JAX_PLATFORMS": "cuda", "XLA_FLAGS": "", "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+# JAX: the GPU is the default device, and the CPU is there as well, as on a GPU machine where
+# JAX_PLATFORMS is unset (host callbacks such as jax.debug.print need it); naming cuda still makes
+# JAX fail loudly, rather than fall back to the CPU, when the GPU cannot start.
+_GPU_ENV = {"JAX_PLATFORMS": "cuda,cpu", "XLA_FLAGS": "", "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
 # `torch.cuda.is_available()` (which `import keras` calls on the torch backend) initialises the
 # CUDA driver unless asked to use NVML instead; a driver initialised in the worker poisons every
 # cell forked from it ("Cannot re-initialize CUDA in forked subprocess").
@@ -173,4 +179,5 @@ def on_device(lane: Lane, device: str) -> Lane:
     if "torch" in lane.imports:
         env.update(_TORCH_GPU_ENV)
     env = {k: v for k, v in env.items() if v}
-    return replace(lane, name=f"{lane.name}:{device}", env=env, device=device)
+    default_device = device if "torch" in lane.imports and "keras" not in lane.imports else ""
+    return replace(lane, name=f"{lane.name}:{device}", env=env, device=device, default_device=default_device)

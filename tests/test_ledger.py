@@ -37,7 +37,10 @@ def test_gpu_plan_takes_only_gpu_lanes():
     sheets = content.load(SAMPLE)
     lanes = {job.lane for job in plan(sheets, device="cuda", gpus=1)}
     assert lanes == {"torch:cuda", "keras@jax:cuda", "keras@torch:cuda", "jax:cuda"}
-    assert LANES["jax:cuda"].env["JAX_PLATFORMS"] == "cuda"
+    assert LANES["jax:cuda"].env["JAX_PLATFORMS"].split(",")[0] == "cuda"  # the GPU first, the CPU for host callbacks
+    # PyTorch's default device is the GPU in the PyTorch lanes only: Keras places its own tensors
+    assert LANES["torch:cuda"].default_device == "cuda" and LANES["torch-dist:cuda"].default_device == "cuda"
+    assert LANES["keras@torch:cuda"].default_device == "" and LANES["jax:cuda"].default_device == ""
     assert "xla_force_host_platform_device_count" not in LANES["jax:cuda"].env.get("XLA_FLAGS", "")
     assert "tensorflow:cuda" not in LANES and "torch:cuda" not in LANES  # content may not name them
 

@@ -46,6 +46,7 @@ def test_hostile_cells_each_get_their_own_status(run_rows):
             timeout=1,
         ),
         code_row("os-exit", "import os\nos._exit(0)"),
+        code_row("native-abort", "import os, sys\nsys.stderr.write('fatal: the allocator gave up\\n')\nsys.stderr.flush()\nos._exit(3)"),
         code_row("sys-exit", "import sys\nsys.exit(0)"),
         code_row("raise-systemexit", "raise SystemExit"),
         code_row("keyboard-interrupt", "raise KeyboardInterrupt"),
@@ -57,6 +58,7 @@ def test_hostile_cells_each_get_their_own_status(run_rows):
         "sleeper": "timeout",
         "native-hang": "timeout",
         "os-exit": "crashed",
+        "native-abort": "crashed",
         "sys-exit": "failed",
         "raise-systemexit": "failed",
         "keyboard-interrupt": "failed",
@@ -64,6 +66,9 @@ def test_hostile_cells_each_get_their_own_status(run_rows):
         "after": "passed",
     }
     assert "exited with status 0" in results["os-exit"].error
+    # a crash's error ends with what the process last wrote (a native abort's reason), not its code alone
+    assert "exited with status 3" in results["native-abort"].error
+    assert results["native-abort"].error.rstrip().endswith("fatal: the allocator gave up")
     assert "SIGSEGV" in results["segfault"].error
     assert "SystemExit" in results["sys-exit"].error
     assert "KeyboardInterrupt" in results["keyboard-interrupt"].error

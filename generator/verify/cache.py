@@ -53,6 +53,7 @@ def identity_parts(cell: Cell, lane: Lane, expect: dict | None = None) -> dict:
         "prelude": lane.prelude,
         "processes": lane.processes,
         "device": lane.device,
+        "default_device": lane.default_device,
         "runner": runner_code_hash(),
     }
 

@@ -202,6 +202,7 @@ class _Scheduler:
             "timeout": job.timeout,
             "processes": lane.processes,
             "device": lane.device,
+            "default_device": lane.default_device,
             "expose": job.expose,
         }
         for part in ("setup", "code", "check"):

@@ -224,6 +224,8 @@ class Worker:
                 os.close(err_r)
                 _enter_cell_process(workdir, out_w, err_w, self.protocol)
                 _run_cell(job, result_path, self.config)
+            except BaseException:  # noqa: BLE001 - the runner's own failure, outside the cell: say where
+                traceback.print_exc()
             finally:
                 os._exit(70)
         os.close(out_w)
@@ -298,9 +300,11 @@ class Worker:
         result = _read_result(os.path.join(active.workdir, ".result.json"))
         if active.status is not None:
             result = {"status": active.status, "error": active.detail, "duration": wall}
-        elif result is None:
-            result = {"status": "crashed", "error": _describe_exit(active.exit_status), "duration": wall}
         out, err = active.streams[active.out_fd], active.streams[active.err_fd]
+        if result is None and active.status is None:
+            # what the process last wrote to stderr is often the reason (a native abort, a traceback)
+            said = err.text().strip()[-1500:]
+            result = {"status": "crashed", "error": _describe_exit(active.exit_status) + (f"; its last output:\n{said}" if said else ""), "duration": wall}
         result.update(
             type="result",
             id=active.job["id"],
@@ -559,7 +563,7 @@ def _run_in_namespace(job: dict, config: dict) -> dict:
         warnings.simplefilter("always")
         try:
             if on_gpu:
-                _use_device(job["device"])
+                _use_device(job)
                 before = _device_counters()
             job = {**job, "abspath": _write_source(job)}
             for stage in ("setup", "code", "check"):
@@ -694,10 +698,14 @@ def _dedupe(items: list[dict]) -> list[dict]:
     return list(seen.values())
 
 
-def _use_device(device: str) -> None:
+def _use_device(job: dict) -> None:
+    """Make the GPU PyTorch's default device in lanes that ask for it (the PyTorch lanes, whose
+    snippets make tensors without naming a device). Never in the Keras lanes: Keras places its own
+    tensors, and a default device there breaks what a Keras user runs (the CPU generator of the
+    DataLoader that shuffles `fit`'s batches)."""
     torch = sys.modules.get("torch")
-    if torch is not None and device == "cuda":
-        torch.set_default_device("cuda")
+    if torch is not None and job.get("default_device"):
+        torch.set_default_device(job["default_device"])
 
 
 def _device_counters() -> dict:
@@ -742,6 +750,8 @@ def _placements(value):
             return
     jax = sys.modules.get("jax")
     if jax is not None and isinstance(value, jax.Array):
+        if value.is_deleted():  # donated to a computation: it has no buffer, and no device to ask
+            return
         for dev in value.devices():
             yield "gpu" if dev.platform in ("gpu", "cuda") else dev.platform
 
