@@ -224,6 +224,12 @@ def _copy_and_run(page, row: str, column: str, lane: str, own_check: list[str], 
     cell = page.locator(f"[id='{row}'] td[data-col='{column}']")
     cell.scroll_into_view_if_needed()
     button = cell.locator("button.copy-run")
+    # a cell copied just before (several lanes can pick the same cell) says "Copied" for 1.6 s
+    page.wait_for_function(
+        "(sel) => document.querySelector(sel).querySelector('.copy-label').textContent !== 'Copied'",
+        arg=f"[id='{row}'] td[data-col='{column}'] button.copy-run",
+        timeout=10_000,
+    )
     assert button.inner_text().startswith("Copy runnable")
     page.evaluate("navigator.clipboard.writeText('')")
     button.click()
