@@ -30,6 +30,11 @@ rows:
         code: |
           mesh = jax.make_mesh((8,), ("data",))   # flagged
           assert jax.device_count() == 8          # flagged
+      keras:
+        lanes: [keras@torch, keras@jax]
+        code: |
+          y = np.asarray(keras.ops.stop_gradient(t))   # flagged on the torch backend only
+          z = keras.ops.convert_to_numpy(t)            # portable
   - id: host
     title: host
     cells:
@@ -42,13 +47,19 @@ rows:
         lanes: [python]
         code: |
           a = t.numpy()
+      keras:
+        text: none here
 """
 
 
 def test_findings_name_file_line_and_the_portable_idiom(tmp_path):
-    found = gpulint.findings(content.load(write_content(tmp_path, {"s.yaml": ROWS})))
+    columns = (("pytorch", "python"), ("jax", "python"), ("keras", "python"))
+    found = gpulint.findings(content.load(write_content(tmp_path, {"s.yaml": ROWS}, columns=columns)))
     where = [(os.path.basename(f.where), f.column, f.text.strip().split()[0]) for f in found]
-    assert where == [("s.yaml:10", "pytorch", "a"), ("s.yaml:12", "pytorch", "g"), ("s.yaml:20", "jax", "mesh"), ("s.yaml:21", "jax", "assert")]
+    assert where == [
+        ("s.yaml:10", "pytorch", "a"), ("s.yaml:12", "pytorch", "g"), ("s.yaml:20", "jax", "mesh"), ("s.yaml:21", "jax", "assert"), ("s.yaml:25", "keras", "y"),
+    ]
+    assert found[-1].lane == "keras@torch" and "keras.ops.convert_to_numpy" in found[-1].advice
     assert "`.cpu().numpy()`" in found[0].advice and "device=" in found[1].advice
 
 

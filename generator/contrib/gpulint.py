@@ -1,8 +1,8 @@
 """CPU-only idioms in cells that claim to run on a GPU, found without a GPU.
 
-On the GPU machine the PyTorch lanes make CUDA the default device and JAX sees one GPU and no CPU
-device. The first GPU run of the content failed for a handful of repeated reasons; each is a pattern
-here. A cell that can run on a GPU (a GPU lane, not `cpu_only`) and matches one is reported with its
+On the GPU machine the PyTorch lanes make CUDA the default device, Keras on PyTorch keeps its
+tensors on the GPU, and JAX's default device is the GPU. The GPU runs of the content failed for a
+handful of repeated reasons; each is a pattern here. A cell that can run on a GPU (a GPU lane, not `cpu_only`) and matches one is reported with its
 file:line and the portable idiom, so it is fixed, or marked `cpu_only` with a reason, before the
 scarce GPU time is spent on it. Heuristic by nature: it catches the known mistakes, and the GPU run
 remains the proof. It reads code, not comments; it leaves alone lines under an `if` that tests for
@@ -25,8 +25,11 @@ TORCH_RULES = (
 JAX_RULES = (
     (re.compile(r"(device_count\(\)|len\(jax\.devices\(\)\))\s*==\s*8\b"), "asserts the 8 host devices of the CPU lane: one GPU has 1 (size from `jax.devices()`, or mark `cpu_only`)"),
     (re.compile(r"(make_mesh|DeviceMesh|create_device_mesh)\(\s*\(\s*(8|2\s*,\s*4|4\s*,\s*2)\s*,?\s*\)"), "a mesh sized for the 8 host devices: size it from `jax.device_count()` (or mark `cpu_only`)"),
-    (re.compile(r"jax\.devices\(\s*['\"]cpu['\"]\s*\)|platform\s*==\s*['\"]cpu['\"]"), "asks for or asserts a CPU device: the GPU lane has none"),
-    (re.compile(r"jax\.debug\.callback"), "`jax.debug.callback` runs on the host; check it on the GPU or mark the cell `cpu_only`"),
+    (re.compile(r"jax\.devices\(\s*['\"]cpu['\"]\s*\)|platform\s*==\s*['\"]cpu['\"]"), "asks for or asserts a CPU device: on a GPU the arrays live there"),
+)
+
+KERAS_TORCH_RULES = (
+    (re.compile(r"np\.(asarray|array)\(\s*(keras\.)?ops\."), "NumPy cannot read the CUDA tensor Keras on PyTorch returns: use `keras.ops.convert_to_numpy`"),
 )
 
 
@@ -83,6 +86,7 @@ def findings(sheets: list[Sheet]) -> list[Finding]:
                         continue
                     imports = LANES[lane_name].imports
                     rules = (TORCH_RULES if "torch" in imports else ()) + (JAX_RULES if "jax" in imports else ())
+                    rules += KERAS_TORCH_RULES if {"keras", "torch"} <= set(imports) else ()
                     for snippet in (cell.setup, cell.code, cell.check):
                         if snippet is None:
                             continue
