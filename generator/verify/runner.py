@@ -259,7 +259,9 @@ class _Scheduler:
         used_device, detail = None, ""
         if message.get("device_info") is not None:
             info = message["device_info"]
-            device = f"{lane.device}: {info.get('name', '?')} (driver {info.get('driver', '?')}, CUDA {info.get('cuda', '?')})"
+            known = [f"driver {info['driver']}"] if info.get("driver") else []
+            known += [f"CUDA {info['cuda']}"] if info.get("cuda") else []  # PyTorch's; JAX lanes do not import it
+            device = f"{lane.device}: {info.get('name', '?')}" + (f" ({', '.join(known)})" if known else "")
             used_device, detail = device_evidence(message.get("evidence") or {})
         result = Result(
             status=Status(message["status"]),
