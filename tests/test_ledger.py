@@ -132,3 +132,12 @@ def test_malformed_ledger_is_a_content_error(tmp_path, text, message):
 
 def test_machine_name_is_a_slug():
     assert ledger.machine_name(" NVIDIA H100 80GB HBM3") == "nvidia-h100-80gb-hbm3"
+
+
+def test_an_unknown_cuda_version_in_an_older_ledger_is_not_shown(tmp_path):
+    sheets = content.load(SAMPLE)
+    gpu_jobs = plan(sheets, device="cuda", gpus=1)
+    unknown = Result(status="passed", duration=0.01, device="cuda: Test GPU (driver 1, CUDA ?)", date="2026-01-03", used_device=True)
+    ledger.write(str(tmp_path / "g.json"), "g", gpu_jobs, {job.id: unknown for job in gpu_jobs})
+    merged = ledger.merge(ledger.load_all(str(tmp_path)), gpu_jobs)
+    assert {run.result.device for runs in merged.values() for run in runs} == {"cuda: Test GPU (driver 1)"}

@@ -148,12 +148,21 @@ def merge(ledgers: list[dict], gpu_jobs: list[Job]) -> dict[tuple[str, str, str]
         for entry in ledger["entries"]:
             if entry["id"] not in current:
                 continue  # the cell or the lane is gone from the content
-            result = Result.from_json(entry)
+            result = Result.from_json(_without_unknowns(entry))
             run = GpuRun(ledger["machine"], entry["lane"], result, stale=current[entry["id"]] != entry["identity"])
             merged.setdefault((entry["sheet"], entry["row"], entry["column"]), []).append(run)
     for runs in merged.values():
         runs.sort(key=lambda run: (run.machine, run.lane))
     return merged
+
+
+def _without_unknowns(entry: dict) -> dict:
+    """The entry as the page should show it: ledgers written before the runner left out what it did
+    not know say 'CUDA ?' for the lanes that never import PyTorch (which reports CUDA's version)."""
+    device = entry.get("device", "")
+    if device.endswith(", CUDA ?)"):
+        return {**entry, "device": device[: -len(", CUDA ?)")] + ")"}
+    return entry
 
 
 def coverage(gpu_jobs: list[Job], merged: dict) -> tuple[int, int]:
