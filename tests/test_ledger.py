@@ -141,3 +141,42 @@ def test_an_unknown_cuda_version_in_an_older_ledger_is_not_shown(tmp_path):
     ledger.write(str(tmp_path / "g.json"), "g", gpu_jobs, {job.id: unknown for job in gpu_jobs})
     merged = ledger.merge(ledger.load_all(str(tmp_path)), gpu_jobs)
     assert {run.result.device for runs in merged.values() for run in runs} == {"cuda: Test GPU (driver 1)"}
+
+
+@pytest.mark.parametrize(
+    ("entry", "badge"),
+    [
+        (None, "awaiting a GPU run"),
+        ({"used_device": True}, "✓ verified on a GPU"),
+        ({"used_device": False}, "✓ passed on a GPU (no GPU work seen)"),  # it read the GPU's properties
+        ({"used_device": True, "status": "failed"}, "awaiting a GPU run"),
+    ],
+)
+def test_a_gpu_only_cell_says_what_its_gpu_run_showed(tmp_path, entry, badge):
+    from tests.conftest import write_content
+
+    rows = """\
+      id: s
+      title: S
+      rows:
+        - id: kind
+          title: kind
+          cells:
+            pytorch:
+              lanes: [torch]
+              code: |
+                import torch
+                name = torch.cuda.get_device_name()
+              gpu_only: asks the GPU its name
+            jax: {text: x}
+    """
+    sheets = content.load(write_content(tmp_path / "content", {"s.yaml": rows}))
+    gpu_jobs = plan(sheets, device="cuda", gpus=1)
+    if entry is not None:
+        result = Result(status=entry.get("status", "passed"), duration=0.01, device="cuda: Test GPU (driver 1)", date="2026-01-03", used_device=entry["used_device"])
+        ledger.write(str(tmp_path / "ledger" / "g.json"), "g", gpu_jobs, {job.id: result for job in gpu_jobs})
+    merged = ledger.merge(ledger.load_all(str(tmp_path / "ledger")), gpu_jobs)
+    verification = Verification(None, judge(plan(sheets), {}), merged, gpu_jobs)
+    page = " ".join(re.sub(r"<[^>]+>", " ", render.render_site(sheets, verification)["t.html"].decode()).split())
+    assert badge in page
+    assert ("awaiting a GPU run" in page) == (badge == "awaiting a GPU run")

@@ -81,6 +81,8 @@ def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
             gpu_only=cell.gpu_only,
             gpu=gpu,
             gpu_passed=any(run["counts"] for run in gpu),
+            # passed there without runtime evidence of GPU work (a GPU-only cell that reads the GPU's properties)
+            gpu_ran=any(run["status"] == PASSED for run in gpu),
             releases=releases.cell_versions(verification, (sheet.id, row.id, cell.column)),
             code=cell.code.text if cell.code else "",
             status=verdict.status if verdict else Status.SKIPPED,
