@@ -177,6 +177,11 @@ def test_a_gpu_only_cell_says_what_its_gpu_run_showed(tmp_path, entry, badge):
         ledger.write(str(tmp_path / "ledger" / "g.json"), "g", gpu_jobs, {job.id: result for job in gpu_jobs})
     merged = ledger.merge(ledger.load_all(str(tmp_path / "ledger")), gpu_jobs)
     verification = Verification(None, judge(plan(sheets), {}), merged, gpu_jobs)
-    page = " ".join(re.sub(r"<[^>]+>", " ", render.render_site(sheets, verification)["t.html"].decode()).split())
+    files = render.render_site(sheets, verification)
+    page = " ".join(re.sub(r"<[^>]+>", " ", files["t.html"].decode()).split())
     assert badge in page
     assert ("awaiting a GPU run" in page) == (badge == "awaiting a GPU run")
+    # a GPU-only cell that passed there is a passed cell: its runs load on opening, like the others'
+    lazy = 'data-lazy="runs"' in files["t.html"].decode()
+    assert lazy == badge.startswith("✓")
+    assert ("Test GPU" in files["data/t.runs.js"].decode()) == lazy

@@ -93,7 +93,8 @@ def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
             warnings=[w for w in warnings if w.get("category") not in DEPRECATION_CATEGORIES],
             output=any(lane["stdout"] or lane["stderr"] for lane in lanes),
             # A passed cell's runs load on opening its badge (html.py, lazy_bodies); others stay in the page.
-            lazy_runs=bool(verdict) and verdict.status == PASSED,
+            # A GPU-only cell has no CPU verdict: it has passed when a GPU run passed.
+            lazy_runs=(bool(verdict) and verdict.status == PASSED) or (bool(cell.gpu_only) and any(run["status"] == PASSED for run in gpu)),
         )
     return view
 
