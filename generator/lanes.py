@@ -61,14 +61,18 @@ class Lane:
     prelude: str = ""
     processes: int = 1
     device: str = "cpu"
-    # the device each cell starts with as PyTorch's default (torch.set_default_device): set on a GPU
-    # for the PyTorch lanes only (Keras places its own tensors)
-    default_device: str = ""
     # imported by the worker only where installed: Keras imports TensorFlow for serialisation and
     # seeding when it is there, but a CUDA image often has no TensorFlow
     optional_imports: tuple[str, ...] = ()
     # the imports `new-row` puts in a placeholder cell of this lane (not part of the cache key)
     skeleton: str = ""
+
+    @property
+    def default_device(self) -> str:
+        """The device each cell starts with as PyTorch's default (torch.set_default_device): the GPU
+        in the PyTorch lanes on a GPU, else none (Keras places its own tensors)."""
+        torch_lane = "torch" in self.imports and "keras" not in self.imports
+        return self.device if torch_lane and self.device != "cpu" else ""
 
     @property
     def worker_key(self) -> str:
@@ -179,5 +183,4 @@ def on_device(lane: Lane, device: str) -> Lane:
     if "torch" in lane.imports:
         env.update(_TORCH_GPU_ENV)
     env = {k: v for k, v in env.items() if v}
-    default_device = device if "torch" in lane.imports and "keras" not in lane.imports else ""
-    return replace(lane, name=f"{lane.name}:{device}", env=env, device=device, default_device=default_device)
+    return replace(lane, name=f"{lane.name}:{device}", env=env, device=device)

@@ -2,11 +2,12 @@
 
 On the GPU machine the PyTorch lanes make CUDA the default device, Keras on PyTorch keeps its
 tensors on the GPU, and JAX's default device is the GPU. The GPU runs of the content failed for a
-handful of repeated reasons; each is a pattern here. A cell that can run on a GPU (a GPU lane, not `cpu_only`) and matches one is reported with its
-file:line and the portable idiom, so it is fixed, or marked `cpu_only` with a reason, before the
-scarce GPU time is spent on it. Heuristic by nature: it catches the known mistakes, and the GPU run
-remains the proof. It reads code, not comments; it leaves alone lines under an `if` that tests for
-the CPU, and a line that says `# gpu-ok` (with why) is one a reader has looked at.
+handful of repeated reasons; each is a pattern here. A cell that can run on a GPU (a GPU lane, not
+`cpu_only`) and matches one is reported with its file:line and the portable idiom, so it is fixed,
+or marked `cpu_only` with a reason, before the scarce GPU time is spent on it. Heuristic by nature:
+it catches the known mistakes, and the GPU run remains the proof. It reads code, not comments; it
+leaves alone lines under an `if` that tests for the CPU, and a line that says `# gpu-ok` (with why)
+is one a reader has looked at.
 """
 
 from __future__ import annotations

@@ -59,6 +59,7 @@ def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
             }
             for run in verification.gpu.get((sheet.id, row.id, cell.column), ())
         ]
+        gpu_ran = any(run["status"] == PASSED for run in gpu)
         wrong = []
         for index, counterexample in enumerate(cell.counterexamples, 1):
             runs = verdict.counterexample_runs(index) if verdict else []
@@ -81,8 +82,8 @@ def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
             gpu_only=cell.gpu_only,
             gpu=gpu,
             gpu_passed=any(run["counts"] for run in gpu),
-            # passed there without runtime evidence of GPU work (a GPU-only cell that reads the GPU's properties)
-            gpu_ran=any(run["status"] == PASSED for run in gpu),
+            # passed there, with or without runtime evidence of GPU work (a GPU-only cell that reads the GPU's properties)
+            gpu_ran=gpu_ran,
             releases=releases.cell_versions(verification, (sheet.id, row.id, cell.column)),
             code=cell.code.text if cell.code else "",
             status=verdict.status if verdict else Status.SKIPPED,
@@ -94,7 +95,7 @@ def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
             output=any(lane["stdout"] or lane["stderr"] for lane in lanes),
             # A passed cell's runs load on opening its badge (html.py, lazy_bodies); others stay in the page.
             # A GPU-only cell has no CPU verdict: it has passed when a GPU run passed.
-            lazy_runs=(bool(verdict) and verdict.status == PASSED) or (bool(cell.gpu_only) and any(run["status"] == PASSED for run in gpu)),
+            lazy_runs=(bool(verdict) and verdict.status == PASSED) or (bool(cell.gpu_only) and gpu_ran),
         )
     return view
 
