@@ -70,3 +70,25 @@ def test_markdown_keeps_safe_links_and_drops_scripts():
 def test_text_cell_source_must_be_http():
     assert markup.safe_url("javascript:alert(1)") == ""
     assert markup.safe_url("https://pytorch.org") == "https://pytorch.org"
+
+
+def test_card_labels_name_each_column_once_and_per_sheet_where_a_sheet_names_it_otherwise():
+    """On a phone each cell is labelled with its column's name by a stylesheet rule (the page has no
+    inline style under the site's CSP, and no longer repeats the name on every cell)."""
+    from generator.model import Column, Sheet, Source
+
+    def sheet(sheet_id, jax_name):
+        columns = (Column("pytorch", "PyTorch", ("torch",)), Column("jax", jax_name, ("jax",)))
+        return Sheet(sheet_id, sheet_id, Source("x.yaml", 1), columns, ())
+
+    css = render.column_labels_css([sheet("a", "JAX"), sheet("b", "JAX"), sheet("c", 'JAX "<b>" \\ Optax')])
+    assert 'table.sheet td[data-col="jax"]::before { content: "JAX"; }' in css
+    assert 'table.sheet td[data-col="pytorch"]::before { content: "PyTorch"; }' in css
+    assert 'table.sheet[data-sheet="c"] td[data-col="jax"]::before { content: "JAX \\22 \\3c b\\3e \\22  \\5c  Optax"; }' in css
+    assert '[data-sheet="a"]' not in css and '[data-sheet="b"]' not in css and css.count("::before") == 3
+    site = _render_hostile()
+    page, style = site["hostile.html"].decode(), site["static/style.css"].decode()
+    assert "data-name=" not in page and 'data-sheet="hostile"' in page
+    # the labels are in the site's stylesheet, a hostile column name escaped there too
+    assert 'td[data-col="pytorch"]::before { content: "Py\\3c script\\3e alert(1)\\3c /script\\3e "; }' in style
+    assert "<script" not in style

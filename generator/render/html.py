@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -41,6 +42,31 @@ def asset_version(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:10]
 
 
+def column_labels_css(sheets: list[Sheet]) -> str:
+    """On a narrow screen each row is a card whose cells are labelled with their column's name: the
+    labels as CSS rules, one for each column id with its most common name and one for each sheet that
+    names it otherwise, rather than the name repeated on every cell (5 KB of the largest page). The
+    site's Content-Security-Policy allows no inline style, so the rules go into the stylesheet."""
+    names: dict[str, Counter] = {}
+    for sheet in sheets:
+        for column in sheet.columns:
+            names.setdefault(column.id, Counter())[column.name] += 1
+    common = {column_id: counts.most_common(1)[0][0] for column_id, counts in sorted(names.items())}
+    rules = [f"table.sheet td[data-col={_css_string(column_id)}]::before {{ content: {_css_string(name)}; }}" for column_id, name in common.items()]
+    for sheet in sheets:
+        rules += [
+            f"table.sheet[data-sheet={_css_string(sheet.id)}] td[data-col={_css_string(column.id)}]::before {{ content: {_css_string(column.name)}; }}"
+            for column in sheet.columns
+            if column.name != common[column.id]
+        ]
+    return "\n/* the column labels of the cards on narrow screens (generated from the sheets) */\n@media (max-width: 40rem) {\n" + "\n".join(f"  {rule}" for rule in rules) + "\n}\n"
+
+
+def _css_string(text: str) -> str:
+    """`text` as a quoted CSS string: quotes, backslashes, line breaks and angle brackets escaped."""
+    return '"' + "".join(f"\\{ord(c):x} " if c in '"\\<>\n\r' else c for c in text) + '"'
+
+
 @dataclass(frozen=True)
 class Page:
     """A page the build adds: its title in the navigation, its path, and how it renders, given
@@ -62,6 +88,7 @@ def render_site(
     for name in sorted(os.listdir(static_dir)):
         with open(os.path.join(static_dir, name), "rb") as handle:
             files[f"static/{name}"] = handle.read()
+    files["static/style.css"] += column_labels_css(sheets).encode()
     # What readers load on demand (reader.py): the search index and each sheet's runnable scripts.
     # And each sheet's "Not this" lists (the counterexamples), which would double the largest page,
     # and its badges' runs, a quarter of it.

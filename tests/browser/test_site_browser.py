@@ -465,8 +465,11 @@ def test_phone_shows_each_row_as_a_card_with_labelled_cells(open_page, real, rea
     page, watch = open_page(real + name, viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390  # nothing scrolls sideways
     cell = page.locator(f"#{target} td").first
-    label = cell.evaluate("td => getComputedStyle(td, '::before').content")
-    assert label == json.dumps(cell.get_attribute("data-name")), label  # each cell names its column
+    labels = page.locator(f"#{target}").evaluate(
+        "tr => [...tr.querySelectorAll('td')].map(td => [getComputedStyle(td, '::before').content,"
+        " tr.closest('tbody').querySelector('th[scope=col][data-col=\"' + td.dataset.col + '\"]').textContent])"
+    )
+    assert len(labels) > 1 and all(label == json.dumps(name) for label, name in labels), labels  # each cell names its column
     box, title = cell.bounding_box(), page.locator(f"#{target} .row-title").bounding_box()
     assert box["width"] > 330 and box["y"] > title["y"], (box, title)  # full width, below the row title
     assert page.locator("button.copy").first.evaluate("b => getComputedStyle(b).opacity") == "1"  # no hover here
