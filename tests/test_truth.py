@@ -61,14 +61,18 @@ counterexamples:
       out = np.squar(x)
     why: a misspelt function
     raises: "has no attribute 'squar'"
+  - code: |
+      out = squares(x)
+    why: a helper the reader never defined
+    raises: "NameError: name 'squares'"
 """
     outcome = _build(tmp_path, _content(tmp_path, _row(cell)))
     assert outcome.written and not outcome.failures
     verdict = outcome.verification.verdicts[("t", "r", "a")]
-    assert [(i, r.status) for i, _, r in verdict.counterexamples] == [(1, PASSED), (2, PASSED)]
+    assert [(i, r.status) for i, _, r in verdict.counterexamples] == [(1, PASSED), (2, PASSED), (3, PASSED)]
     assert verdict.counterexamples[0][2].detail.startswith("rejected by the check: AssertionError")
     page = (tmp_path / "site" / "t.html").read_text()
-    assert "Not this (2): ✓ each rejected" in page and "doubles instead of squaring" not in page  # loaded on opening
+    assert "Not this (3): ✓ each rejected" in page and "doubles instead of squaring" not in page  # loaded on opening
     bodies = (tmp_path / "site" / "data" / "t.not-this.js").read_text()
     assert bodies.startswith('hpg.receive("not-this/t",') and "doubles instead of squaring" in bodies and "✓ raises as expected" in bodies
 
@@ -79,6 +83,10 @@ counterexamples:
         ("out = x ** 2.0", "", "the counterexample passed the check"),  # the check cannot tell: too weak
         ("out = np.squar(x)", "", "failed in its code, not in the check"),  # breaks, proves nothing
         ("out = np.squar(x)", "ZeroDivisionError", "expected the code to raise /ZeroDivisionError/"),
+        # rejected only because the check reads a name the wrong snippet never defines: proves nothing
+        ("result = x * 2", "", "on a name it does not define (NameError: name 'out' is not defined)"),
+        # a raises pattern that happens to match a NameError's message does not count either
+        ("out = np.square(y)", "'y'", "on a name it does not define"),
     ],
 )
 def test_a_counterexample_that_is_not_rejected_fails_the_build(tmp_path, wrong, raises, message):

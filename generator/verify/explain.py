@@ -19,6 +19,7 @@ from generator.files import write_json
 from generator.lanes import Lane
 from generator.model import PASSED, Job
 from generator.verify.cache import Cache, identity_parts
+from generator.verify.judge import counterexample_expect
 from generator.versions import lane_distributions, lane_versions
 
 LAST_KEYS = "last-keys.json"
@@ -42,7 +43,7 @@ PART_NAMES = {
 def expectations(job: Job) -> dict | None:
     """What was expected of a job when its key was made (the same as verification.plan)."""
     if job.counterexample:
-        return {"fail": True, "raises": job.raises}
+        return counterexample_expect(job.raises)
     return {"expose": job.same.value} if job.same is not None else None
 
 

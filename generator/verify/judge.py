@@ -4,8 +4,10 @@ cannot run here."""
 from __future__ import annotations
 
 import datetime
+import hashlib
 import re
 from dataclasses import replace
+from functools import cache
 
 from generator.lanes import Lane
 from generator.model import NOT_APPLICABLE, PASSED, Job, Result, Status
@@ -25,16 +27,37 @@ def not_applicable(job: Job, lane: Lane) -> Result:
     )
 
 
+@cache
+def rules_hash() -> str:
+    """A hash of this file, part of every counterexample's identity: the verdict is judged here, after
+    the run, so a change to the rules must re-run the counterexamples rather than keep old verdicts."""
+    with open(__file__, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
+def counterexample_expect(raises: str) -> dict:
+    """What a counterexample job expects, as its identity records it (with the rules that judge it)."""
+    return {"fail": True, "raises": raises, "rules": rules_hash()}
+
+
 def judge_counterexample(job: Job, result: Result) -> Result:
     """A counterexample passes (is proven wrong) only when its check rejects it, or, with `raises`,
     when its code raises a matching error. A counterexample that runs and passes the check shows the
-    check too weak; one that breaks in the setup, or raises something else, proves nothing."""
+    check too weak; one that breaks in the setup, or raises something else, proves nothing. Nor does
+    one that fails on a name it never defines (a NameError the check or a `raises` pattern happens
+    to accept): the wrong snippet must define what the check reads, so that the check's assertions
+    are what reject it. A `raises` pattern that names NameError itself is the exception."""
     raises = job.raises
     last = error_line(result.error)
     if result.status == PASSED:
         verdict, detail = Status.FAILED, "the counterexample passed the check: the check is too weak to reject it"
     elif result.status != Status.FAILED:
         return result  # crashed, timed out, could not start: not a rejection, reported as it is
+    elif last.startswith("NameError") and "NameError" not in raises:
+        verdict, detail = Status.FAILED, (
+            f"the counterexample failed in its {result.stage or '?'} on a name it does not define ({last}), which proves "
+            "nothing about the check: define in it every name the check reads"
+        )
     elif raises:
         if result.stage == "code" and re.search(raises, result.error):
             verdict, detail = PASSED, f"raises as expected: {last}"

@@ -17,6 +17,7 @@ from generator.model import CODE, FAILED, NOT_APPLICABLE, PASSED, SKIPPED, STATU
 from generator.verify import environments, equivalence, explain
 from generator.verify import ledger as ledger_module
 from generator.verify.cache import Cache, job_identity, key_of
+from generator.verify.judge import counterexample_expect
 from generator.verify.runner import RunReport, run_jobs
 
 
@@ -108,7 +109,7 @@ def plan(sheets: list[Sheet], *, only: set[str] | None = None, device: str = "cp
                         continue
                     for index, wrong in enumerate(cell.counterexamples, 1):
                         wrong_cell = replace(cell, code=wrong.code, counterexamples=())
-                        wrong_identity = job_identity(wrong_cell, lane, {"fail": True, "raises": wrong.raises})
+                        wrong_identity = job_identity(wrong_cell, lane, counterexample_expect(wrong.raises))
                         jobs.append(
                             Job(sheet.id, row.id, cell.column, lane.name, wrong_cell, row.timeout, key_of(wrong_identity, lane), wrong_identity,
                                 counterexample=index, raises=wrong.raises,
