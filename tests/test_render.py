@@ -8,7 +8,7 @@ import re
 import pytest
 
 from generator.load import content
-from generator.model import Result
+from generator.model import Column, Result, Sheet, Source
 from generator.render import html as render
 from generator.render import markup
 from generator.verify.verification import Verification, judge, plan
@@ -75,7 +75,6 @@ def test_text_cell_source_must_be_http():
 def test_card_labels_name_each_column_once_and_per_sheet_where_a_sheet_names_it_otherwise():
     """On a phone each cell is labelled with its column's name by a stylesheet rule (the page has no
     inline style under the site's CSP, and no longer repeats the name on every cell)."""
-    from generator.model import Column, Sheet, Source
 
     def sheet(sheet_id, jax_name):
         columns = (Column("pytorch", "PyTorch", ("torch",)), Column("jax", jax_name, ("jax",)))

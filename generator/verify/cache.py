@@ -20,11 +20,16 @@ from generator.verify.lane_worker import WORKER_SCRIPT
 from generator.versions import lane_distributions, lane_versions
 
 
+def file_digest(path: str) -> str:
+    """The sha256 of a file's bytes: how an identity names the code that ran or judged a job."""
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
 @cache
 def runner_code_hash() -> str:
     """A hash of the code that runs cells (the worker): a change to it re-runs every cell."""
-    with open(WORKER_SCRIPT, "rb") as handle:
-        return hashlib.sha256(handle.read()).hexdigest()
+    return file_digest(WORKER_SCRIPT)
 
 
 def digest(parts) -> str:

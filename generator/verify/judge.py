@@ -4,13 +4,13 @@ cannot run here."""
 from __future__ import annotations
 
 import datetime
-import hashlib
 import re
 from dataclasses import replace
 from functools import cache
 
 from generator.lanes import Lane
 from generator.model import NOT_APPLICABLE, PASSED, Job, Result, Status
+from generator.verify.cache import file_digest
 from generator.verify.machine import cpu_description
 from generator.versions import lane_versions
 
@@ -31,8 +31,7 @@ def not_applicable(job: Job, lane: Lane) -> Result:
 def rules_hash() -> str:
     """A hash of this file, part of every counterexample's identity: the verdict is judged here, after
     the run, so a change to the rules must re-run the counterexamples rather than keep old verdicts."""
-    with open(__file__, "rb") as handle:
-        return hashlib.sha256(handle.read()).hexdigest()
+    return file_digest(__file__)
 
 
 def counterexample_expect(raises: str) -> dict:
