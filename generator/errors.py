@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 
@@ -13,9 +13,10 @@ class ContentError:
     path: str
     line: int
     message: str
+    quote: bool = field(default=True, compare=False)  # False: the file is not to be read (it leads outside the content)
 
     def format(self) -> str:
-        quoted = _line_of(self.path, self.line)
+        quoted = _line_of(self.path, self.line) if self.quote else None
         head = f"{self.path}:{self.line}: {self.message}"
         return f"{head}\n    {self.line} | {quoted}" if quoted is not None else head
 

@@ -103,6 +103,32 @@ def test_unlisted_section_file_is_an_error(tmp_path):
     assert any("section file 'stray.yaml' is not listed in 'sections'" in m for m in _messages(root))
 
 
+@pytest.mark.parametrize("how", ["dotdot", "absolute", "symlink", "symlinked-sheet", "symlinked-guide"])
+def test_a_path_outside_the_content_folder_is_an_error_that_quotes_nothing_of_it(tmp_path, how):
+    # A pull request may name any file of the machine that builds it; the error must print none of it.
+    secret = tmp_path / "outside" / "secret.yaml"
+    secret.parent.mkdir()
+    secret.write_text("token: hunter2-SECRET\nid: [unclosed\n")
+    root = write_content(tmp_path / "content", {"a.yaml": "id: a\ntitle: A\nrows: []\n"})
+    sheet_yaml = os.path.join(root, "t", "sheet.yaml")
+    named = {"dotdot": "../../outside/secret.yaml", "absolute": str(secret), "symlink": "link.yaml"}.get(how)
+    if named:
+        text = open(sheet_yaml).read().replace("sections: [a.yaml]", f"sections: [a.yaml, {named!r}]")
+        open(sheet_yaml, "w").write(text)
+    if how == "symlink":
+        os.symlink(secret, os.path.join(root, "t", "link.yaml"))
+    elif how == "symlinked-sheet":
+        os.makedirs(tmp_path / "elsewhere")
+        os.symlink(secret, tmp_path / "elsewhere" / "sheet.yaml")
+        os.symlink(tmp_path / "elsewhere", os.path.join(root, "leak"))
+    elif how == "symlinked-guide":
+        os.symlink(secret, os.path.join(root, "guide.yaml"))
+    proc = subprocess.run([sys.executable, "-m", "generator", "check", "--content", root], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stderr
+    assert "hunter2" not in proc.stderr + proc.stdout and "unclosed" not in proc.stderr + proc.stdout
+    assert "outside the content folder" in proc.stderr or "a section is a file name" in proc.stderr, proc.stderr
+
+
 def test_check_command_exits_2_and_prints_every_error(tmp_path):
     root = _sheet_with(tmp_path, "duplicate_key.yaml", "unknown_lane.yaml")
     proc = subprocess.run(

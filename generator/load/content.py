@@ -44,7 +44,10 @@ def load(content_dir: str) -> list[Sheet]:
     for name in sorted(os.listdir(content_dir)):
         sheet_file = os.path.join(content_dir, name, "sheet.yaml")
         if os.path.isfile(sheet_file):
-            sheet = _load_sheet(sheet_file, errors)
+            if not inside(sheet_file, content_dir):
+                errors.append(ContentError(sheet_file, 1, OUTSIDE, quote=False))
+                continue
+            sheet = _load_sheet(sheet_file, content_dir, errors)
             if sheet is not None:
                 sheets.append(sheet)
     _check_unique_sheet_ids(sheets, errors)
@@ -52,6 +55,20 @@ def load(content_dir: str) -> list[Sheet]:
     if errors:
         raise ContentInvalid(errors)
     return sorted(sheets, key=lambda sheet: (sheet.order, sheet.id))
+
+
+# A path named in the content must resolve inside the content folder, symbolic links followed: the
+# build reads what pull requests name, and an error quoting a file from elsewhere on the machine
+# (the first line of /etc/passwd, a token) would print it in a public CI log. The error says nothing
+# of where the path leads.
+SECTION_FILE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\.yaml")
+OUTSIDE = "the path leads outside the content folder (a symbolic link or '..'): content files must lie inside it"
+
+
+def inside(path: str, root: str) -> bool:
+    """Whether `path` (symbolic links followed) lies inside the folder `root`."""
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return os.path.commonpath([real, top]) == top
 
 
 def _read(path: str, errors: list[ContentError]):
@@ -66,7 +83,7 @@ def _read(path: str, errors: list[ContentError]):
     return data
 
 
-def _load_sheet(path: str, errors: list[ContentError]) -> Sheet | None:
+def _load_sheet(path: str, content_dir: str, errors: list[ContentError]) -> Sheet | None:
     data = _read(path, errors)
     if data is None:
         return None
@@ -80,6 +97,12 @@ def _load_sheet(path: str, errors: list[ContentError]) -> Sheet | None:
     listed = sheet["sections"]
     for filename, line in zip(listed, listed.item_lines, strict=True):
         section_path = os.path.join(folder, filename)
+        if not SECTION_FILE.fullmatch(filename):
+            reader.error(line, f"a section is a file name of this sheet's folder ending in .yaml (letters, digits, '.', '_', '-'), not {filename!r}")
+            continue
+        if os.path.lexists(section_path) and not inside(section_path, content_dir):
+            reader.error(line, f"section file {filename!r}: {OUTSIDE}")
+            continue
         if not os.path.isfile(section_path):
             present = [f for f in os.listdir(folder) if f.endswith(".yaml") and f != "sheet.yaml"]
             reader.error(line, f"section file '{filename}' does not exist{suggest(filename, present)}")
