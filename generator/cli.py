@@ -1,4 +1,5 @@
-"""The command line: `python -m generator COMMAND`. Exit 0 all good, 1 a cell failed, 2 invalid content."""
+"""The command line: `python -m generator COMMAND`. Exit 0 all good, 1 a cell failed, 2 invalid content,
+3 refused for safety: the sandbox is required and missing, or cells changed files the build reads."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 import time
 
 from generator import build as build_stage
+from generator import integrity
 from generator.bench import results as bench_results
 from generator.contrib import changes, newrow
 from generator.contrib import coverage as coverage_module
@@ -18,6 +20,7 @@ from generator.lanes import LANES
 from generator.load import content, pages
 from generator.model import Status
 from generator.verify import environments, explain, gpu, ledger, shards
+from generator.verify import sandbox as sandboxes
 from generator.verify.cache import Cache
 from generator.verify.progress import summary_table
 from generator.verify.verification import Verification, gpu_runs, plan
@@ -34,6 +37,12 @@ def _running(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache", default=".cache", help="the cache folder (default: .cache)")
     parser.add_argument("--memory-cap", type=int, metavar="MIB", help="memory one cell may use, in MiB (default 6144)")
     parser.add_argument("--quiet", action="store_true", help="no progress display")
+    parser.add_argument(
+        "--sandbox",
+        choices=sandboxes.POLICIES,
+        help="run cells in the bubblewrap sandbox: auto (where it works), require (refuse to run without it), off "
+        "(default: MLSHEETS_SANDBOX, else require under CI=true, else auto; docs/sandbox.md)",
+    )
 
 
 def parser() -> argparse.ArgumentParser:
@@ -102,6 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     except ContentInvalid as invalid:
         print(invalid.report(), file=sys.stderr)
         return 2
+    except (sandboxes.SandboxUnavailable, integrity.Tampered) as refused:
+        print(f"error: {refused}", file=sys.stderr)
+        return 3
     except KeyboardInterrupt:
         print("interrupted: the last good site is left in place", file=sys.stderr)
         return 130
@@ -119,6 +131,7 @@ def _options(args) -> build_stage.Options:
         show_progress=not args.quiet,
         memory_cap=args.memory_cap * 2**20 if args.memory_cap else None,
         benchmarks=not getattr(args, "no_benchmarks", False),
+        sandbox=getattr(args, "sandbox", None),
     )
 
 

@@ -167,6 +167,7 @@ def verify(
     memory_cap: int | None = None,
     ledger_dir: str | None = None,
     versions_dir: str | None = None,
+    sandbox: str | None = None,
 ) -> Verification:
     """Run (or take from the cache) every job of `sheets`; cells outside `only` come from the cache alone."""
     all_jobs = plan(sheets)
@@ -175,7 +176,7 @@ def verify(
     results: dict[str, Result] = {}
     if run and to_run:
         kwargs = {"memory_cap": memory_cap} if memory_cap else {}
-        report = run_jobs(to_run, cache=cache, cores=cores, force=force, show_progress=show_progress, **kwargs)
+        report = run_jobs(to_run, cache=cache, cores=cores, force=force, show_progress=show_progress, sandbox=sandbox, **kwargs)
         results.update(report.results)
     for job in all_jobs:
         if job.id not in results:
