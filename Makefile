@@ -17,7 +17,7 @@ BROWSER_DEPS ?= 1
 SANDBOX_DEPS ?= 1
 ROW ?=
 
-.PHONY: build test test-fast verify verify-gpu verify-env venv-env check docs bench enginebench serve golden lock clean venv venv-dev
+.PHONY: mutate build test test-fast verify verify-gpu verify-env venv-env check docs bench enginebench serve golden lock clean venv venv-dev
 
 venv: $(STAMP)
 
@@ -63,6 +63,12 @@ docs: $(STAMP)
 
 verify: $(STAMP)
 	$(PY) -m generator verify $(if $(ROW),--only $(ROW))
+
+# Mutation testing of the checks (docs/mutation.md): writes content/mutants/<sheet>.json (commit it);
+# only cells that changed since their recorded run run again. MUTATE_ARGS passes more (--shard 1/4, --check).
+MUTATE_ARGS ?=
+mutate: $(STAMP)
+	$(PY) -m generator mutate $(if $(ROW),--only $(ROW)) $(MUTATE_ARGS)
 
 # No venv: the CPU lock's PyTorch is the wrong build on a GPU machine.
 verify-gpu:

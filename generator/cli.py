@@ -72,6 +72,13 @@ def parser() -> argparse.ArgumentParser:
     verify.add_argument("--timings", metavar="FILE", help="the durations --shard balances on; give every shard the same file")
     verify.add_argument("--merge", nargs="+", metavar="BUNDLE", help="import the results of these shard bundles into the cache, then report")
 
+    mutate = commands.add_parser("mutate", help="run every code cell's mutants, judge them and write content/mutants/SHEET.json")
+    _common(mutate)
+    _running(mutate)
+    mutate.add_argument("--changed-since", metavar="REF", help="mutate only the rows whose cells differ from git REF")
+    mutate.add_argument("--shard", metavar="K/N", help="mutate only shard K of N of the cells to run (every shard merges its results into the files)")
+    mutate.add_argument("--check", action="store_true", help="exit 1 when a cell of the rows mutated has a surviving mutant it does not declare")
+
     cache = commands.add_parser("cache", help="look after the result cache")
     cache.add_argument("action", choices=("prune",), help="prune: remove the results no current cell can use, and stale temporary files")
     _common(cache)
@@ -233,6 +240,39 @@ def markdown_summary(verification, only) -> str:
     return "\n".join(lines) + "\n"
 
 
+def cmd_mutate(args) -> int:
+    from generator.mutate import results as mutation_results
+    from generator.mutate import run as mutation
+
+    started = time.perf_counter()
+    sheets = content.load(args.content)
+    only = set(args.only) if args.only else None
+    if args.changed_since:
+        changed = changes.changed_rows(args.content, args.changed_since)
+        print(f"{len(changed)} row(s) changed since {args.changed_since}: {' '.join(sorted(changed)) or '-'}", file=sys.stderr)
+        if not changed:
+            return 0
+        only = (only or set()) | changed
+    shard = None
+    if args.shard:
+        shard = shards.parse_shard(args.shard)
+    folder = os.path.join(args.content, "mutants")
+    known = mutation_results.load(folder)
+    jobs = plan(sheets, only=only)
+    report = mutation.mutate(sheets, jobs, cache=Cache(args.cache), cores=max(1, args.jobs), known=known, force=args.force,
+                             shard=shard, show_progress=not args.quiet, sandbox=args.sandbox)  # fmt: skip
+    recorded = mutation.record(folder, args.cache, report.entries, sheets)
+    for note in report.notes:
+        print(f"note: {note}", file=sys.stderr)
+    standings = mutation_results.standing(sheets, jobs, recorded)
+    lines, survivors = mutation.summary(sheets, standings)
+    stale = mutation_results.stale_declarations(sheets, standings)
+    lines = [error.format() for error in stale] + lines
+    print("\n".join(lines), file=sys.stderr)
+    print(f"mutated {report.ran} cell(s) ({report.jobs} job(s)) in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    return 1 if args.check and (survivors or stale) else 0
+
+
 def cmd_cache(args) -> int:
     sheets = content.load(args.content)
     keep = {job.key for device in ("cpu", "cuda") for job in plan(sheets, device=device, gpus=8)}
@@ -280,4 +320,5 @@ COMMANDS = {
     "coverage": cmd_coverage,
     "serve": cmd_serve,
     "cache": cmd_cache,
+    "mutate": cmd_mutate,
 }

@@ -73,6 +73,15 @@ class Counterexample:
 
 
 @dataclass(frozen=True)
+class DeclaredMutant:
+    """A surviving mutant a row declares irrelevant to its claim, with the reason (reviewed like content)."""
+
+    description: str
+    why: str
+    source: Source
+
+
+@dataclass(frozen=True)
 class Equivalence:
     """A row's claim that its columns compute the same thing: each cell leaves `value` behind."""
 
@@ -99,6 +108,7 @@ class Cell:
     url: str = ""
     reason: str = ""
     counterexamples: tuple[Counterexample, ...] = ()
+    equivalent_mutants: tuple[DeclaredMutant, ...] = ()
     cpu_only: str = ""  # why the cell does not run on a GPU (shown on the page)
     gpu_only: str = ""  # why the cell means nothing on a CPU: it runs on a GPU only
 
@@ -167,16 +177,19 @@ class Job:
     raises: str = ""  # a counterexample's expected error (pattern); '' when the check must reject it
     same: Equivalence | None = None  # the row's equivalence claim, when this cell takes part
     missing: tuple[str, ...] = ()  # modules the cell imports that this machine lacks
+    mutant: int = 0  # `mutate`: 1-based index of the mutant run instead of the code; -1, -2 the original's two fingerprinted runs
 
     @property
     def id(self) -> str:
         base = f"{self.sheet}/{self.row}/{self.column}@{self.lane}"
+        if self.mutant:
+            return f"{base}!mut{self.mutant}" if self.mutant > 0 else f"{base}!ref{-self.mutant}"
         return f"{base}!not{self.counterexample}" if self.counterexample else base
 
     @property
     def expose(self) -> str:
         """The name of the value the cell leaves for its row's equivalence check ('' if none)."""
-        return self.same.value if self.same is not None and not self.counterexample else ""
+        return self.same.value if self.same is not None and not self.counterexample and not self.mutant else ""
 
     @property
     def cell_key(self) -> tuple[str, str, str]:

@@ -13,7 +13,17 @@ from generator import lanes as lane_registry
 from generator.errors import ContentError, ContentInvalid
 from generator.load import codeinfo, yamlfile
 from generator.load.fields import SLUG, Reader, suggest
-from generator.load.schema import CELL, CELL_KIND_FIELDS, COLUMN, COUNTEREXAMPLE, ROW, SAME, SECTION, SHEET
+from generator.load.schema import (
+    CELL,
+    CELL_KIND_FIELDS,
+    COLUMN,
+    COUNTEREXAMPLE,
+    EQUIVALENT_MUTANT,
+    ROW,
+    SAME,
+    SECTION,
+    SHEET,
+)
 from generator.model import (
     CODE,
     NONE,
@@ -21,6 +31,7 @@ from generator.model import (
     Cell,
     Column,
     Counterexample,
+    DeclaredMutant,
     Equivalence,
     Row,
     Section,
@@ -273,6 +284,7 @@ def _cell(reader: Reader, item, column: Column, line: int) -> Cell | None:
         check=cell["check"],
         lanes=lanes,
         counterexamples=counterexamples,
+        equivalent_mutants=_declared_mutants(reader, cell["equivalent_mutants"]),
         cpu_only=cpu_only,
         gpu_only=gpu_only,
     )
@@ -284,6 +296,15 @@ def _counterexamples(reader: Reader, items) -> tuple[Counterexample, ...]:
         example = reader.read(item, COUNTEREXAMPLE, line)
         if example is not None and example["code"] is not None:
             out.append(Counterexample(code=example["code"], why=example["why"], source=Source(reader.path, example.line), raises=example["raises"]))
+    return tuple(out)
+
+
+def _declared_mutants(reader: Reader, items) -> tuple[DeclaredMutant, ...]:
+    out = []
+    for item, line in zip(items, items.item_lines, strict=True):
+        declared = reader.read(item, EQUIVALENT_MUTANT, line)
+        if declared is not None and declared["mutant"] is not None:
+            out.append(DeclaredMutant(declared["mutant"], declared["why"], Source(reader.path, declared.line)))
     return tuple(out)
 
 
