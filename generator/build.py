@@ -38,6 +38,7 @@ class Outcome:
     verification: Verification
     written: bool
     superseded: bool = False  # not written: a build that started later had already published its site
+    tampered: tuple[str, ...] = ()  # not written: files the build reads after verification changed while cells ran
 
     @property
     def failures(self):
@@ -76,7 +77,7 @@ def build(options: Options) -> Outcome:
     sheets, verification = run_verification(options, sheets)
     changed = before.changed()
     if changed:
-        raise integrity.Tampered(changed)
+        return Outcome(verification, written=False, tampered=tuple(changed))
     if verification.failures() and not options.keep_going:
         return Outcome(verification, written=False)
     site_pages = [

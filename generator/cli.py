@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     except ContentInvalid as invalid:
         print(invalid.report(), file=sys.stderr)
         return 2
-    except (sandboxes.SandboxUnavailable, integrity.Tampered) as refused:
+    except sandboxes.SandboxUnavailable as refused:
         print(f"error: {refused}", file=sys.stderr)
         return 3
     except KeyboardInterrupt:
@@ -172,6 +172,9 @@ def cmd_build(args) -> int:
         return 1
     outcome = build_stage.build(options)
     _report(outcome.verification, started)
+    if outcome.tampered:
+        print(f"error: {integrity.Tampered(list(outcome.tampered))}", file=sys.stderr)
+        return 3
     if outcome.failures:
         where = f"the site in {args.out} shows them" if outcome.written else f"the last good site in {args.out} is left in place"
         if outcome.superseded:

@@ -25,8 +25,8 @@ class Tampered(RuntimeError):
         shown = ", ".join(changed[:10]) + (f" and {len(changed) - 10} more" if len(changed) > 10 else "")
         super().__init__(
             f"{len(changed)} file(s) the build reads after verification changed while cells ran: {shown}. "
-            "A cell wrote outside its scratch folder (run with the sandbox: docs/sandbox.md); the site was not "
-            "rendered and the last good site is left in place"
+            "Either a cell wrote outside its scratch folder (run with the sandbox: docs/sandbox.md) or they were "
+            "edited during the build; the site was not rendered and the last good site is left in place"
         )
 
 
