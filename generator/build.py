@@ -58,6 +58,7 @@ def run_verification(options: Options, sheets=None) -> tuple[list, Verification]
         memory_cap=options.memory_cap,
         ledger_dir=os.path.join(options.content_dir, "ledger"),
         versions_dir=os.path.join(options.content_dir, "versions"),
+        mutants_dir=os.path.join(options.content_dir, "mutants"),
         sandbox=options.sandbox,
     )
     return sheets, verification

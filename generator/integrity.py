@@ -33,13 +33,14 @@ class Tampered(RuntimeError):
 def watched(content_dir: str) -> tuple[str, ...]:
     """What the build reads after cells run: the templates and static files, the generator's code
     (modules imported late included) and the committed runs merged after verification (GPU ledgers,
-    older releases). The content itself and the cache of highlighted code are read before any cell
+    older releases, mutants). The content itself and the cache of highlighted code are read before any cell
     runs; the results cache is the runner's (concurrent builds write it, so it cannot be watched)."""
     return (
         os.path.join(ROOT, "templates"),
         os.path.join(ROOT, "generator"),
         os.path.join(content_dir, "ledger"),
         os.path.join(content_dir, "versions"),
+        os.path.join(content_dir, "mutants"),
     )
 
 

@@ -149,3 +149,26 @@ def test_a_stale_cell_reuses_the_verdicts_of_mutants_it_already_ran(tmp_path):
     again = mutation.mutate(sheets, plan(sheets), cache=Cache(str(tmp_path / "cache")), cores=1, known=known, show_progress=False)
     assert again.ran == 1 and again.jobs == 0
     assert [m.verdict for m in again.entries[0].mutants] == [m.verdict for m in report.entries[0].mutants]
+
+
+def test_the_site_shows_each_cells_mutants_and_the_report_lists_survivors_and_declarations(tmp_path):
+    from generator import build as build_stage
+
+    weak = _row("weak", "import numpy as np\nx = np.array([[1.0, 5.0], [3.0, 2.0]])", "a = np.argmax(x, axis=1)", "assert a.tolist() == [1, 0]")
+    declared = _row("declared", "import numpy as np\nx = np.array([[1.0, 5.0], [3.0, 2.0]])", "b = np.argmax(x, axis=1)", "assert b.tolist() == [1, 0]",
+                    declared="axis=0 for axis=1 in `np.argmax(x, axis=1)`")  # fmt: skip
+    _, report, sheets, root = _mutate(tmp_path, weak, declared)
+    recorded = store.Results()
+    recorded.add(report.entries)
+    store.write(os.path.join(root, "mutants"), recorded, sheets)
+    options = build_stage.Options(content_dir=root, out_dir=str(tmp_path / "site"), cache_dir=str(tmp_path / "cache"), show_progress=False, benchmarks=False)
+    assert build_stage.build(options).written
+    page = (tmp_path / "site" / "t.html").read_text()
+    assert page.count("1 mutant survived") == 1  # the weak row's badge; the declared one is not a survivor
+    runs = (tmp_path / "site" / "data" / "t.runs.js").read_text()
+    assert "1 of 2 rejected by the check" in runs and "declared equivalent: axis=0 for axis=1" in runs
+    report_page = (tmp_path / "site" / "verification.html").read_text()
+    assert "t/weak</a> [pytorch] value (python): <code>axis=0 for axis=1 in `np.argmax(x, axis=1)`</code>" in report_page
+    assert "t/declared</a> [pytorch] <code>axis=0 for axis=1 in `np.argmax(x, axis=1)`</code>: the test says so" in report_page
+    exported = json.loads((tmp_path / "site" / "verification.json").read_text())["mutation"]
+    assert {(r["row"], tuple(r["survived"])) for r in exported} == {("weak", ("axis=0 for axis=1 in `np.argmax(x, axis=1)`",)), ("declared", ())}

@@ -21,6 +21,7 @@ Everything is deterministic: the same code gives the same mutants in the same or
 from __future__ import annotations
 
 import ast
+import warnings
 from dataclasses import dataclass
 
 from generator.mutate import edits
@@ -104,10 +105,12 @@ def mutants(code: str, cap: int = DEFAULT_CAP, defined_before: frozenset[str] = 
 
 
 def _parses(code: str) -> bool:
-    try:
-        compile(code, "<mutant>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError):
-        return False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a mutant may well be odd Python ("'list' object is not callable")
+        try:
+            compile(code, "<mutant>", "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):
+            return False
     return True
 
 

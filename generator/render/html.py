@@ -18,6 +18,7 @@ from generator.render import reader, releases
 from generator.render.export import (
     compact_json,
     ledger_records,
+    mutation_records,
     records_csv,
     sheet_export,
     status_counts,
@@ -28,6 +29,7 @@ from generator.render.views import (
     cell_view,
     gpu_coverage,
     lazy_bodies,
+    mutation_summary,
     provenance,
     report_rows,
     sheet_stats,
@@ -35,7 +37,7 @@ from generator.render.views import (
 )
 from generator.verify.verification import Verification
 
-SITE_DOCS = {"data-format.md": "data-format.html"}  # docs/ files published as pages of the site
+SITE_DOCS = {"data-format.md": "data-format.html", "mutation.md": "mutation.html"}  # docs/ files published as pages of the site
 
 
 def asset_version(data: bytes) -> str:
@@ -124,9 +126,10 @@ def render_site(
     page("index.html", "index.html", entries=index_entries, provenance=provenance(sheets, verification), gpu=gpu)
     gpu_records = ledger_records(verification)
     environments = releases.environment_table(verification)
-    files["verification.json"] = compact_json({"format": 1, "cells": all_records, "gpu": gpu_records, "environments": environments})
+    files["verification.json"] = compact_json({"format": 1, "cells": all_records, "gpu": gpu_records, "environments": environments, "mutation": mutation_records(sheets, verification)})
     counts = {**status_counts(all_records), **truth_counts(sheets, verification), "gpu_passed": gpu["passed"], "gpu_possible": gpu["possible"], "gpu": gpu}
-    page("verification.html", "verification.html", records=report_rows(all_records), counts=counts, gpu_records=gpu_records, environments=environments)
+    mutation = mutation_summary(sheets, verification)
+    page("verification.html", "verification.html", records=report_rows(all_records), counts=counts, gpu_records=gpu_records, environments=environments, mutation=mutation)
     for name, target in SITE_DOCS.items():
         title, body = document(os.path.join(DOCS, name))
         page("doc.html", target, title=title, body=body)
