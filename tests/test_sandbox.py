@@ -263,3 +263,13 @@ def test_the_digest_names_changed_added_and_removed_files(tmp_path):
     (tmp_path / "c.html").write_text("c")
     (tmp_path / "missing.json").write_text("{}")
     assert snapshot.changed() == sorted(str(tmp_path / name) for name in ("a.html", "b.html", "c.html", "missing.json"))
+
+
+def test_a_checkout_under_tmp_is_bound_back_read_only(monkeypatch):
+    # the private /tmp would hide a checkout (or a virtual environment) that lives under /tmp: the
+    # worker's own script and interpreter; they are bound back, read-only (a build of a clone in /tmp
+    # failed with "bwrap: execvp ...: No such file or directory" before)
+    monkeypatch.setattr(sandboxes, "REPOSITORY", "/tmp/some-clone")
+    args = sandboxes.bwrap_arguments(writable=("/tmp/scratch",))
+    tmpfs, bound = args.index("/tmp", args.index("--tmpfs")), args.index("/tmp/some-clone")
+    assert args[bound - 1] == "--ro-bind" and args[bound + 1] == "/tmp/some-clone" and bound > tmpfs

@@ -27,11 +27,13 @@ import glob
 import os
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 
 POLICIES = ("auto", "require", "off")
 # the checkout's git folder (or a worktree's .git file): hidden from cells, with whatever it holds
-REPOSITORY_GIT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), ".git")
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPOSITORY_GIT = os.path.join(REPOSITORY, ".git")
 
 
 class SandboxUnavailable(RuntimeError):
@@ -58,6 +60,13 @@ class Sandbox:
         return [self.program, *bwrap_arguments(writable=writable, hidden=hidden, devices=devices), "--", *argv]
 
 
+def needed() -> tuple[str, ...]:
+    """What a worker reads that the private /tmp would hide were it there (a checkout or a virtual
+    environment under /tmp): the repository and the interpreter's prefixes, bound back read-only."""
+    paths = {os.path.realpath(p) for p in (REPOSITORY, sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable)))}
+    return tuple(sorted(p for p in paths if p.startswith("/tmp/")))
+
+
 def bwrap_arguments(*, writable: tuple[str, ...], hidden: tuple[str, ...] = (), devices: tuple[str, ...] = ()) -> list[str]:
     """bwrap's options for a worker. Order matters: later mounts go on top of earlier ones."""
     args = [
@@ -66,6 +75,8 @@ def bwrap_arguments(*, writable: tuple[str, ...], hidden: tuple[str, ...] = (), 
         "--proc", "/proc",  # this PID namespace's processes only
         "--tmpfs", "/tmp",  # a private, empty /tmp
     ]  # fmt: skip
+    for path in needed():  # a checkout or a virtual environment under /tmp: back, read-only
+        args += ["--ro-bind", path, path]
     for path in devices:
         args += ["--dev-bind", path, path]
     for path in hidden:
