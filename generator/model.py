@@ -141,6 +141,19 @@ class Column:
 
 
 @dataclass(frozen=True)
+class SheetPage:
+    """A page of a sheet that is split into several: some of its sections, in order. The first page is
+    `<sheet>.html`, the others `<sheet>-<id>.html`; all share the sheet's columns and controls."""
+
+    id: str
+    title: str
+    sections: tuple[str, ...]  # section ids
+
+    def path(self, sheet_id: str, first: bool) -> str:
+        return f"{sheet_id}.html" if first else f"{sheet_id}-{self.id}.html"
+
+
+@dataclass(frozen=True)
 class Sheet:
     id: str
     title: str
@@ -149,10 +162,28 @@ class Sheet:
     sections: tuple[Section, ...]
     description: str = ""
     order: int = 100
+    pages: tuple[SheetPage, ...] = ()  # empty: the sheet is one page
 
     def rows(self):
         for section in self.sections:
             yield from section.rows
+
+    def parts(self) -> list[tuple[SheetPage, str, tuple[Section, ...]]]:
+        """(page, path, its sections) for each page of the sheet: one, `<sheet>.html`, unless split."""
+        if not self.pages:
+            return [(SheetPage("", self.title, tuple(s.id for s in self.sections)), f"{self.id}.html", self.sections)]
+        by_id = {section.id: section for section in self.sections}
+        return [(page, page.path(self.id, index == 0), tuple(by_id[s] for s in page.sections if s in by_id)) for index, page in enumerate(self.pages)]
+
+    def page_of(self) -> dict[str, str]:
+        """Each row's and section's page path (row id or 'section-<id>' -> path)."""
+        found = {}
+        for _, path, sections in self.parts():
+            for section in sections:
+                found[f"section-{section.id}"] = path
+                for row in section.rows:
+                    found[row.id] = path
+        return found
 
 
 @dataclass(frozen=True)

@@ -168,3 +168,34 @@ def test_every_schema_field_has_a_type_and_a_doc_line():
     for kind, spec in SPECS.items():
         for name, field in spec.fields.items():
             assert field.description.strip() and field.type_doc.strip(), (kind, name)
+
+
+def _split_sheet(tmp_path, pages: str):
+    sections = {name: f"id: {name[:-5]}\ntitle: {name[:-5].title()}\nrows:\n  - id: r-{name[:-5]}\n    title: R\n    cells:\n      pytorch: {{none: lacks it}}\n      jax: {{none: lacks it}}\n"
+                for name in ("a.yaml", "b.yaml", "c.yaml")}  # fmt: skip
+    root = write_content(tmp_path, sections)
+    with open(os.path.join(root, "t", "sheet.yaml"), "a") as handle:
+        handle.write(pages)
+    return root
+
+
+def test_a_sheet_split_into_pages_gives_each_page_its_consecutive_sections(tmp_path):
+    root = _split_sheet(tmp_path, "pages:\n  - {id: one, title: One, sections: [a.yaml]}\n  - {id: two, title: Two, sections: [b.yaml, c.yaml]}\n")
+    (sheet,) = content.load(root)
+    assert [(page.id, path, [s.id for s in sections]) for page, path, sections in sheet.parts()] == [
+        ("one", "t.html", ["a"]), ("two", "t-two.html", ["b", "c"])]  # fmt: skip
+    assert sheet.page_of()["r-c"] == "t-two.html" and sheet.page_of()["section-a"] == "t.html"
+
+
+@pytest.mark.parametrize(
+    "pages, message",
+    [
+        ("pages:\n  - {id: one, title: One, sections: [a.yaml, b.yaml]}\n", "these sections are on no page: c.yaml"),
+        ("pages:\n  - {id: one, title: One, sections: [a.yaml, c.yaml]}\n  - {id: two, title: Two, sections: [b.yaml]}\n", "lists 'c.yaml' out of order"),
+        ("pages:\n  - {id: one, title: One, sections: [a.yaml, b.yaml]}\n  - {id: two, title: Two, sections: [b.yaml, c.yaml]}\n", "section 'b.yaml' is on page 'one' already"),
+        ("pages:\n  - {id: one, title: One, sections: [a.yaml, b.yaml, d.yaml, c.yaml]}\n", "names 'd.yaml', which is not in 'sections'"),
+        ("pages:\n  - {id: one, title: One, sections: [a.yaml]}\n  - {id: one, title: Two, sections: [b.yaml, c.yaml]}\n", "duplicate page id 'one'"),
+    ],
+)
+def test_a_page_list_that_does_not_cover_the_sections_once_and_in_order_is_an_error(tmp_path, pages, message):
+    assert any(message in m for m in _messages(_split_sheet(tmp_path, pages)))

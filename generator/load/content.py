@@ -23,6 +23,7 @@ from generator.load.schema import (
     SAME,
     SECTION,
     SHEET,
+    SHEET_PAGE,
 )
 from generator.model import (
     CODE,
@@ -36,6 +37,7 @@ from generator.model import (
     Row,
     Section,
     Sheet,
+    SheetPage,
     Source,
 )
 
@@ -133,7 +135,39 @@ def _load_sheet(path: str, content_dir: str, errors: list[ContentError]) -> Shee
         sections=tuple(sections),
         description=sheet["description"],
         order=sheet["order"],
+        pages=_pages(reader, sheet, sections),
     )
+
+
+def _pages(reader: Reader, sheet, sections: list[Section]) -> tuple[SheetPage, ...]:
+    """The sheet's pages: every listed section in exactly one, consecutive and in the sheet's order."""
+    if not sheet.given("pages"):
+        return ()
+    files = {name: index for index, name in enumerate(sheet["sections"])}
+    ids = {os.path.basename(section.source.path): section.id for section in sections}
+    pages, seen, expected, page_ids = [], {}, 0, set()
+    for item, line in zip(sheet["pages"], sheet["pages"].item_lines, strict=True):
+        page = reader.read(item, SHEET_PAGE, line)
+        if page is None:
+            continue
+        if page["id"] in page_ids:
+            reader.error(line, f"duplicate page id '{page['id']}'")
+        page_ids.add(page["id"])
+        for name in page["sections"]:
+            if name not in files:
+                reader.error(line, f"page '{page['id']}' names '{name}', which is not in 'sections'{suggest(name, list(files))}")
+            elif name in seen:
+                reader.error(line, f"section '{name}' is on page '{seen[name]}' already: a section belongs to one page")
+            elif files[name] != expected:
+                reader.error(line, f"page '{page['id']}' lists '{name}' out of order: pages take the sections consecutively, in the order of 'sections'")
+            else:
+                expected += 1
+            seen.setdefault(name, page["id"])
+        pages.append(SheetPage(page["id"], page["title"], tuple(ids[n] for n in page["sections"] if n in ids)))
+    left = [name for name in files if name not in seen]
+    if left:
+        reader.error(sheet.at("pages"), f"these sections are on no page: {', '.join(left)}")
+    return tuple(pages)
 
 
 def _columns(reader: Reader, items) -> list[Column]:

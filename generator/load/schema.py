@@ -47,6 +47,13 @@ SHEET = Spec(
     order=Int("position on the index page, lower first", default=100),
     columns=List("the frameworks, left to right", of="columns", nonempty=True, required=True),
     sections=List("the section files of this folder, in page order", of="file names", strings=True, null_ok=True, required=True),
+    pages=List("split the sheet into pages of consecutive sections, each under the page-weight budget (below)", of="sheet pages", nonempty=True),
+)
+SHEET_PAGE = Spec(
+    "sheet page",
+    id=Slug("the page's id: the first page is `<sheet>.html`, the others `<sheet>-<id>.html`", required=True),
+    title=Str("the page's heading and its name in the sheet's page list", required=True),
+    sections=List("its section files, consecutive and in the order of `sections`", of="file names", strings=True, nonempty=True, required=True),
 )
 COLUMN = Spec(
     "column",
@@ -214,7 +221,7 @@ VERDICT = Spec(
 
 SPECS = {
     spec.kind: spec
-    for spec in (SHEET, COLUMN, SECTION, ROW, SAME, CELL, COUNTEREXAMPLE, EQUIVALENT_MUTANT, GUIDE, GUIDE_SECTION, ITEM, SELECTOR, CRITERION,
+    for spec in (SHEET, SHEET_PAGE, COLUMN, SECTION, ROW, SAME, CELL, COUNTEREXAMPLE, EQUIVALENT_MUTANT, GUIDE, GUIDE_SECTION, ITEM, SELECTOR, CRITERION,
                  SELECTOR_FRAMEWORK, SCORE, TRADEOFFS, MATRIX_FRAMEWORK, MATRIX_SECTION, MATRIX_CRITERION, VERDICT)
 }
 
