@@ -202,7 +202,7 @@ LANES = ("torch", "torch-dist", "jax", "tensorflow", "tf1", "keras@jax", "keras@
 
 
 def _one_cell_per_lane() -> dict[str, tuple[str, str, str, list[str]]]:
-    """lane -> (sheet, row, column, the check's own lines): the first code cell of each lane that
+    """lane -> (page, row, column, the check's own lines): the first code cell of each lane that
     has a hidden setup (so the script has more than the code shown), leaving out Orbax
     checkpoints, which write asynchronously and take long."""
     chosen = {}
@@ -215,7 +215,7 @@ def _one_cell_per_lane() -> dict[str, tuple[str, str, str, list[str]]]:
                     if lane not in chosen and cell.setup and "orbax" not in cell.code.text + cell.setup.text:
                         shown = (cell.code.text + "\n" + (cell.setup.text if cell.setup else "")).splitlines()
                         own = [line for line in (cell.check.text if cell.check else "").splitlines() if line.strip() and line not in shown]
-                        chosen[lane] = (sheet.id, row.id, cell.column, own)
+                        chosen[lane] = (sheet.page_of()[row.id].removesuffix(".html"), row.id, cell.column, own)  # the row's own page
     return chosen
 
 
