@@ -262,9 +262,13 @@ def cmd_mutate(args) -> int:
     folder = os.path.join(args.content, "mutants")
     known = mutation_results.load(folder)
     jobs = plan(sheets, only=only)
+    def recorded_batch(entries, done, total):  # each batch is in the files before the next runs
+        mutation.record(folder, args.cache, entries, sheets)
+        print(f"mutate: {done} of {total} cell(s) judged and recorded ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
+
     report = mutation.mutate(sheets, jobs, cache=Cache(args.cache), cores=max(1, args.jobs), known=known, force=args.force,
-                             shard=shard, show_progress=not args.quiet, sandbox=args.sandbox)  # fmt: skip
-    recorded = mutation.record(folder, args.cache, report.entries, sheets)
+                             shard=shard, show_progress=not args.quiet, sandbox=args.sandbox, on_batch=recorded_batch)  # fmt: skip
+    recorded = mutation.record(folder, args.cache, [], sheets)
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
     standings = mutation_results.standing(sheets, jobs, recorded)

@@ -109,17 +109,33 @@ def mutate(
     shard: tuple[int, int] | None = None,
     show_progress: bool = True,
     sandbox: str | None = None,
+    batch: int = 60,
+    on_batch=None,
 ) -> MutationReport:
-    """Run the mutants of every cell of `jobs` whose results `known` lacks (all with `force`)."""
+    """Run the mutants of every cell of `jobs` whose results `known` lacks (all with `force`), `batch`
+    cells at a time: `on_batch(entries, done, total)` gets each batch's results as soon as they are
+    judged (the command records them then: a run stopped half-way keeps what it had judged)."""
     report = MutationReport()
     todo = [unit for unit in units(sheets, jobs) if force or not known.current(unit.sheet, unit.row, unit.column, unit.identities)]
     if shard is not None:
         index, count = shard
         todo = [unit for position, unit in enumerate(todo) if position % count == index - 1]
-    if not todo:
-        return report
-    timings = cache.load_timings()
     recorded = known.verdicts()
+    timings = cache.load_timings()
+    for start in range(0, len(todo), batch):
+        part = todo[start : start + batch]
+        entries = _mutate_batch(part, report, cache=cache, cores=cores, recorded=recorded, timings=timings, force=force,
+                                show_progress=show_progress, sandbox=sandbox)  # fmt: skip
+        report.entries += entries
+        report.ran += len(part)
+        if on_batch is not None:
+            on_batch(entries, report.ran, len(todo))
+    return report
+
+
+def _mutate_batch(todo: list[Unit], report: MutationReport, *, cache, cores, recorded, timings, force, show_progress, sandbox) -> list:
+    """The verdicts of the mutants of `todo`'s cells (reusing `recorded` ones by key); adds its jobs,
+    wall time and notes to `report`."""
     mutant_jobs: dict[tuple[int, int, str], Job] = {}  # (unit, mutant, lane) -> job
     keys: dict[tuple[int, int], str] = {}
     planned: list[Job] = []
@@ -146,7 +162,8 @@ def mutate(
             )
     second = run_jobs([j for pair in references.values() for j in pair], cache=cache, cores=cores, show_progress=show_progress, sandbox=sandbox) if references else None
     report.jobs += 2 * len(references)
-    report.wall = (first.wall if first else 0.0) + (second.wall if second else 0.0)
+    report.wall += (first.wall if first else 0.0) + (second.wall if second else 0.0)
+    entries = []
     for u, unit in enumerate(todo):
         verdicts = []
         for m, mutant in enumerate(unit.mutants, 1):
@@ -160,9 +177,8 @@ def mutate(
                 pair = references.get((u, job.lane))
                 lanes[job.lane] = judge.lane_verdict(mutant, result, pair and tuple(second.results[j.id] for j in pair))
             verdicts.append(store.MutantEntry(mutant.operator, mutant.family, mutant.description, mutant.line, *judge.overall(lanes, mutant.code), key=keys[(u, m)]))
-        report.entries.append(store.CellEntry(unit.sheet, unit.row, unit.column, unit.identities, tuple(verdicts)))
-    report.ran = len(todo)
-    return report
+        entries.append(store.CellEntry(unit.sheet, unit.row, unit.column, unit.identities, tuple(verdicts)))
+    return entries
 
 
 def record(folder: str, cache_dir: str, entries: list, sheets: list[Sheet]) -> store.Results:
