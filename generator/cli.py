@@ -78,6 +78,7 @@ def parser() -> argparse.ArgumentParser:
     mutate.add_argument("--changed-since", metavar="REF", help="mutate only the rows whose cells differ from git REF")
     mutate.add_argument("--shard", metavar="K/N", help="mutate only shard K of N of the cells to run (every shard merges its results into the files)")
     mutate.add_argument("--check", action="store_true", help="exit 1 when a cell of the rows mutated has a surviving mutant it does not declare")
+    mutate.add_argument("--merge", nargs="+", metavar="DIR", help="first merge the results in these folders (another checkout's content/mutants) into this content's")
 
     cache = commands.add_parser("cache", help="look after the result cache")
     cache.add_argument("action", choices=("prune",), help="prune: remove the results no current cell can use, and stale temporary files")
@@ -260,6 +261,9 @@ def cmd_mutate(args) -> int:
     if args.shard:
         shard = shards.parse_shard(args.shard)
     folder = os.path.join(args.content, "mutants")
+    for other in args.merge or ():
+        merged, skipped = mutation.merge(folder, args.cache, other, sheets)
+        print(f"merged {merged} cell(s) from {other}" + (f"; left out {skipped} made by other rules or operators" if skipped else ""), file=sys.stderr)
     known = mutation_results.load(folder)
     jobs = plan(sheets, only=only)
     def recorded_batch(entries, done, total):  # each batch is in the files before the next runs

@@ -172,3 +172,13 @@ def test_the_site_shows_each_cells_mutants_and_the_report_lists_survivors_and_de
     assert "t/declared</a> [pytorch] <code>axis=0 for axis=1 in `np.argmax(x, axis=1)`</code>: the test says so" in report_page
     exported = json.loads((tmp_path / "site" / "verification.json").read_text())["mutation"]
     assert {(r["row"], tuple(r["survived"])) for r in exported} == {("weak", ("axis=0 for axis=1 in `np.argmax(x, axis=1)`",)), ("declared", ())}
+
+
+def test_results_from_another_checkout_merge_in(tmp_path):
+    row = _row("r", "import numpy as np\nx = np.array([[4.0, 5.0, 1.0], [3.0, 2.0, 9.0]])", "a = np.argmax(x, axis=1)", "assert a.tolist() == [1, 2]")
+    _, report, sheets, root = _mutate(tmp_path, row)
+    elsewhere = store.Results()
+    elsewhere.add(report.entries)
+    store.write(str(tmp_path / "other"), elsewhere, sheets)
+    assert mutation.merge(os.path.join(root, "mutants"), str(tmp_path / "cache"), str(tmp_path / "other"), sheets) == (1, 0)
+    assert {s.state for s in store.standing(sheets, plan(sheets), store.load(os.path.join(root, "mutants"))).values()} == {"current"}

@@ -224,3 +224,13 @@ def summary(sheets: list[Sheet], standings: dict) -> tuple[list[str], list]:
         f"{totals['declared']} declared equivalent; score {score}; cells not mutated: {totals['stale']} stale, {totals['missing']} missing"
     )
     return lines, survivors
+
+
+def merge(folder: str, cache_dir: str, other: str, sheets: list[Sheet]) -> tuple[int, int]:
+    """Merge the results in `other` (another checkout's content/mutants, a shard's) into `folder`: its
+    entries made by the current rules and operators; (merged, left out). An entry still counts only
+    while its identities are the cells' current ones, as always."""
+    found = store.load(other)
+    current = [entry for entry in found.entries.values() if found.tools.get(entry.sheet) == (store.TOOL_VERSION, store.OPERATORS_VERSION)]
+    record(folder, cache_dir, current, sheets)
+    return len(current), len(found.entries) - len(current)
