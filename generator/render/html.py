@@ -71,6 +71,7 @@ def _css_string(text: str) -> str:
 
 
 _ANCHOR_LINK = re.compile(rb'href="([a-z0-9][a-z0-9-]*\.html)#([^"]+)"')
+_LOCAL_ANCHOR = re.compile(rb'href="#([^"]+)"')
 
 
 def forward_anchors(files: dict[str, bytes], sheets: list[Sheet]) -> None:
@@ -93,6 +94,16 @@ def forward_anchors(files: dict[str, bytes], sheets: list[Sheet]) -> None:
     for name, data in files.items():
         if name.endswith(".html"):
             files[name] = _ANCHOR_LINK.sub(rewrite, data)
+    # a note's "#row" link, written for a one-page sheet, on a page of it that no longer holds the row
+    for sheet in sheets:
+        homes = sheet.page_of()
+        for _, path, _ in sheet.parts() if sheet.pages else ():
+
+            def local(match: re.Match, path=path, homes=homes) -> bytes:
+                home = homes.get(match.group(1).decode())
+                return match.group(0) if home is None or home == path else b'href="' + home.encode() + b"#" + match.group(1) + b'"'
+
+            files[path] = _LOCAL_ANCHOR.sub(local, files[path])
 
 
 @dataclass(frozen=True)
