@@ -119,6 +119,7 @@ def verify_environment(args, planned) -> int:
         print(f"this interpreter ({sys.executable}) is not environment {env.name}: {'; '.join(wrong)}. "
               f"Run `make verify-env ENV={env.name}`, which builds .venvs/{env.name}", file=sys.stderr)  # fmt: skip
         return 2
+    ledger.load_all(os.path.join(args.content, "versions"))  # an unreadable file stops the run before it starts
     jobs = [job for job in planned() if job.lane in env.lanes and not job.counterexample]
     report = run_jobs(jobs, cache=cache_module.Cache(args.cache), cores=max(1, args.jobs), force=args.force, show_progress=not args.quiet, lanes=LANES)
     print(summary_table(report), file=sys.stderr)

@@ -28,6 +28,7 @@ def verify_on_device(args, load_sheets) -> int:
         print("no NVIDIA GPU here (`nvidia-smi -L` lists none): nothing was run and no ledger was written", file=sys.stderr)
         return 1
     sheets = load_sheets()
+    ledger.load_all(os.path.join(args.content, "ledger"))  # an unreadable ledger stops the run before the GPU works
     jobs = plan(sheets, only=set(args.only) if args.only else None, device=args.device, gpus=gpus)
     report = run_jobs(jobs, cache=Cache(args.cache), cores=max(1, args.jobs), force=args.force, show_progress=not args.quiet, lanes=LANES)
     print(summary_table(report), file=sys.stderr)
