@@ -16,20 +16,16 @@ from functools import cache
 from generator.files import discard, write_json, write_temp
 from generator.lanes import Lane, base_env
 from generator.model import PASSED, Cell, Result
+from generator.verify.canonical import package_digest
 from generator.verify.lane_worker import WORKER_SCRIPT
 from generator.versions import lane_distributions, lane_versions
 
 
-def file_digest(path: str) -> str:
-    """The sha256 of a file's bytes: how an identity names the code that ran or judged a job."""
-    with open(path, "rb") as handle:
-        return hashlib.sha256(handle.read()).hexdigest()
-
-
 @cache
 def runner_code_hash() -> str:
-    """A hash of the code that runs cells (the worker): a change to it re-runs every cell."""
-    return file_digest(WORKER_SCRIPT)
+    """A hash of the code that runs cells (every module of the worker, in its canonical form: no
+    comments, no docstrings): a change of what it does re-runs every cell, a comment edit nothing."""
+    return package_digest(WORKER_SCRIPT)
 
 
 def digest(parts) -> str:
@@ -37,14 +33,15 @@ def digest(parts) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
-def job_identity(cell: Cell, lane: Lane, expect: dict | None = None) -> str:
+def job_identity(cell: Cell, lane: Lane, expect: dict | None = None, runner: str | None = None) -> str:
     """What a run is, on any machine: the cell, what is expected of it, the lane's definition,
     the worker's code and the device class. No versions: a GPU machine never has the CPU lock's
-    versions, and its results must still count (the ledger records and shows them)."""
-    return digest(identity_parts(cell, lane, expect))
+    versions, and its results must still count (the ledger records and shows them). `runner`: the
+    identity under another digest of the worker (what `ledger rekey` compares with)."""
+    return digest(identity_parts(cell, lane, expect, runner))
 
 
-def identity_parts(cell: Cell, lane: Lane, expect: dict | None = None) -> dict:
+def identity_parts(cell: Cell, lane: Lane, expect: dict | None = None, runner: str | None = None) -> dict:
     """The parts a job's identity is the hash of (explain.py names the ones that changed)."""
     return {
         "code": cell.code.text if cell.code else "",
@@ -59,7 +56,7 @@ def identity_parts(cell: Cell, lane: Lane, expect: dict | None = None) -> dict:
         "processes": lane.processes,
         "device": lane.device,
         "default_device": lane.default_device,
-        "runner": runner_code_hash(),
+        "runner": runner or runner_code_hash(),
     }
 
 
@@ -143,3 +140,7 @@ class Cache:
     def save_timings(self, timings: dict[str, float]) -> None:
         merged = {**self.load_timings(), **timings}
         write_json(os.path.join(self.root, "timings.json"), merged, sort_keys=True)
+
+
+if __name__ == "__main__":  # `python -m generator.verify.cache`: the worker's digest, as identities use it
+    print(runner_code_hash())

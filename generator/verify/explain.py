@@ -36,7 +36,7 @@ PART_NAMES = {
     "prelude": "the lane's prelude",
     "processes": "the lane's process count",
     "device": "the device",
-    "runner": "the worker's code (generator/verify/worker.py)",
+    "runner": "the worker's code (generator/verify/worker/, comments and docstrings aside)",
 }
 
 
