@@ -69,6 +69,12 @@ def parser() -> argparse.ArgumentParser:
     cache.add_argument("--cache", default=".cache", help="the cache folder (default: .cache)")
     cache.add_argument("--dry-run", action="store_true", help="say what would be removed; remove nothing")
 
+    ledgers = commands.add_parser("ledger", help="look after the committed ledgers (GPU runs, older releases)")
+    ledgers.add_argument("action", choices=("rekey",), help="rekey: carry the entries over a change of the worker's digest that changes no behaviour")
+    _common(ledgers)
+    ledgers.add_argument("--from-runner", required=True, metavar="DIGEST", help="the worker digest the entries were written under")
+    ledgers.add_argument("--dry-run", action="store_true", help="say what would be re-keyed; write nothing")
+
     check = commands.add_parser("check", help="load and validate the content; run nothing")
     _common(check)
 
@@ -229,6 +235,16 @@ def cmd_cache(args) -> int:
     return 0
 
 
+def cmd_ledger(args) -> int:
+    from generator.verify import rekey
+
+    done = rekey.rekey(args.content, content.load(args.content), args.from_runner, dry_run=args.dry_run)
+    for item in done:
+        print(item.line())
+    print(f"{'would re-key' if args.dry_run else 're-keyed'} {sum(item.rekeyed for item in done)} entries in {len(done)} file(s)")
+    return 0
+
+
 def cmd_check(args) -> int:
     sheets = content.load(args.content)
     pages.load(args.content, sheets)
@@ -267,4 +283,5 @@ COMMANDS = {
     "coverage": cmd_coverage,
     "serve": cmd_serve,
     "cache": cmd_cache,
+    "ledger": cmd_ledger,
 }
