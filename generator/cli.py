@@ -34,6 +34,7 @@ def _running(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache", default=".cache", help="the cache folder (default: .cache)")
     parser.add_argument("--memory-cap", type=int, metavar="MIB", help="memory one cell may use, in MiB (default 6144)")
     parser.add_argument("--quiet", action="store_true", help="no progress display")
+    parser.add_argument("--strict", action="store_true", help="a warning (a result not stored, a cache entry not read) fails the command; CI=true implies it")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -148,7 +149,21 @@ def _report(verification, started: float) -> None:
         if verdict.problem and (sheet, row) not in problems:
             problems.add((sheet, row))
             print(f"\nFAILED: {sheet}/{row}: {verdict.problem}", file=sys.stderr)
+    for line in verification.warnings.lines():
+        print(line, file=sys.stderr)
     print(f"done in {time.perf_counter() - started:.2f} s", file=sys.stderr)
+
+
+def _strict(args) -> bool:
+    """--strict, or a CI run (CI=true, as GitHub Actions and .ci/run set it): warnings fail."""
+    return bool(getattr(args, "strict", False)) or os.environ.get("CI", "").lower() == "true"
+
+
+def _warnings_fail(args, verification) -> bool:
+    if _strict(args) and len(verification.warnings):
+        print(f"--strict: {len(verification.warnings)} warning(s) fail this command", file=sys.stderr)
+        return True
+    return False
 
 
 def cmd_build(args) -> int:
@@ -166,9 +181,9 @@ def cmd_build(args) -> int:
         return 1
     if outcome.superseded:
         print(f"not written: a build started after this one has already written {args.out}/, left in place", file=sys.stderr)
-        return 0
+        return 1 if _warnings_fail(args, outcome.verification) else 0
     print(f"site written to {args.out}/", file=sys.stderr)
-    return 0
+    return 1 if _warnings_fail(args, outcome.verification) else 0
 
 
 def _planned(options: build_stage.Options) -> list:
@@ -208,7 +223,7 @@ def cmd_verify(args) -> int:
     if args.summary:
         with open(args.summary, "w", encoding="utf-8") as handle:
             handle.write(markdown_summary(verification, options.only))
-    return 1 if verification.failures() else 0
+    return 1 if verification.failures() or _warnings_fail(args, verification) else 0
 
 
 def markdown_summary(verification, only) -> str:

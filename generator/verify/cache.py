@@ -1,8 +1,9 @@
 """The result cache: one JSON file per passed job, keyed by everything that could change the result.
 
-A missing, unreadable or malformed entry is a miss, never a crash. Writes are atomic (a temporary
-file renamed into place), so builds running at once and builds interrupted mid-write leave only
-whole entries behind.
+A missing, unreadable or malformed entry is a miss, never a crash; an entry that is there but cannot
+be read, and a result or timings file that cannot be written, are said on the build's warnings
+channel (`notices.Warnings`), never swallowed. Writes are atomic (a temporary file renamed into
+place), so builds running at once and builds interrupted mid-write leave only whole entries behind.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from functools import cache
 from generator.files import discard, write_json, write_temp
 from generator.lanes import Lane, base_env
 from generator.model import PASSED, Cell, Result
+from generator.notices import Warnings
 from generator.verify.canonical import package_digest
 from generator.verify.lane_worker import WORKER_SCRIPT
 from generator.versions import lane_distributions, lane_versions
@@ -81,20 +83,27 @@ def key_of(identity: str, lane: Lane) -> str:
 class Cache:
     """Passed results on disk under `root`, one file per key."""
 
-    def __init__(self, root: str):
+    def __init__(self, root: str, warnings: Warnings | None = None):
         self.root = root
+        self.warnings = warnings if warnings is not None else Warnings()
 
     def _path(self, key: str) -> str:
         return os.path.join(self.root, "results", key[:2], key + ".json")
 
     def get(self, key: str) -> Result | None:
+        """The passed result stored under `key`, or None: absent is a plain miss; there but unreadable
+        is a miss and a warning (a cache that silently reads as empty re-runs every job)."""
+        path = self._path(key)
         try:
-            with open(self._path(key), encoding="utf-8") as handle:
+            with open(path, encoding="utf-8") as handle:
                 data = json.load(handle)
             if data.get("key") != key:
-                return None
+                raise ValueError(f"it holds the entry of another key ({str(data.get('key'))[:12]})")
             result = Result.from_json(data["result"], cached=True)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+            self.warnings.add(f"cache entry {path} could not be read ({type(error).__name__}: {error}): its job runs again")
             return None
         return result if result.status == PASSED else None
 
@@ -110,7 +119,11 @@ class Cache:
             return result  # failures are always run again: a failure is never stale-but-shown
         path = self._path(key)
         record = {"key": key, "result": result.to_json()}
-        tmp = write_temp(path, json.dumps(record, sort_keys=True))
+        try:
+            tmp = write_temp(path, json.dumps(record, sort_keys=True))
+        except OSError as error:
+            self.warnings.add(f"a result could not be stored in {self.root} ({error.strerror or error}): the next build runs its job again")
+            return Result.from_json(record["result"], cached=False)
         try:
             if replace:
                 os.replace(tmp, path)
@@ -121,25 +134,36 @@ class Cache:
                     stored = self.get(key)
                     if stored is not None:
                         return stored
-                    os.replace(tmp, path)  # the entry there is unreadable: a miss, so replace it
+                    os.replace(tmp, path)  # the entry there is unreadable (said by get): replace it
                 except OSError:
                     os.replace(tmp, path)  # no hard links on this file system: last write wins
+        except OSError as error:
+            self.warnings.add(f"a result could not be stored in {self.root} ({error.strerror or error}): the next build runs its job again")
         finally:
             discard(tmp)
         return Result.from_json(record["result"], cached=False)
 
     def load_timings(self) -> dict[str, float]:
         """Last measured durations by job id and import times by lane: for scheduling only."""
+        path = os.path.join(self.root, "timings.json")
         try:
-            with open(os.path.join(self.root, "timings.json"), encoding="utf-8") as handle:
+            with open(path, encoding="utf-8") as handle:
                 data = json.load(handle)
             return {str(k): float(v) for k, v in data.items()}
-        except (OSError, ValueError, TypeError, AttributeError):
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError, TypeError, AttributeError) as error:
+            self.warnings.add(f"{path} could not be read ({type(error).__name__}: {error}): jobs are scheduled without their last durations")
             return {}
 
     def save_timings(self, timings: dict[str, float]) -> None:
+        """Merge `timings` into timings.json; a failure to write is a warning (they only schedule)."""
         merged = {**self.load_timings(), **timings}
-        write_json(os.path.join(self.root, "timings.json"), merged, sort_keys=True)
+        path = os.path.join(self.root, "timings.json")
+        try:
+            write_json(path, merged, sort_keys=True)
+        except OSError as error:
+            self.warnings.add(f"{path} could not be written ({error.strerror or error}): the next build schedules without these durations")
 
 
 if __name__ == "__main__":  # `python -m generator.verify.cache`: the worker's digest, as identities use it

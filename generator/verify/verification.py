@@ -14,11 +14,13 @@ from functools import cache
 
 from generator.lanes import LANES, on_device
 from generator.model import CODE, FAILED, NOT_APPLICABLE, PASSED, SKIPPED, STATUSES, Cell, Job, Result, Sheet, Status
+from generator.notices import Warnings
 from generator.verify import environments, equivalence, explain
 from generator.verify import ledger as ledger_module
 from generator.verify.cache import Cache, job_identity, key_of
 from generator.verify.judge import counterexample_expect
 from generator.verify.runner import RunReport, run_jobs
+from generator.versions import distribution_problems
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,7 @@ class Verification:
     gpu_jobs: list = field(default_factory=list)  # the GPU jobs the content has: coverage's denominator
     same: dict = field(default_factory=dict)  # (sheet id, row id) -> equivalence.Outcome
     versions: dict = field(default_factory=dict)  # (sheet id, row id, column id) -> [run] of older releases (environments.py)
+    warnings: Warnings = field(default_factory=Warnings)  # what the build went on without (notices.py)
 
     def failures(self) -> list[tuple[tuple[str, str, str], CellVerdict]]:
         return [(key, v) for key, v in sorted(self.verdicts.items()) if v.status not in (PASSED, SKIPPED, NOT_APPLICABLE)]
@@ -171,6 +174,9 @@ def verify(
     """Run (or take from the cache) every job of `sheets`; cells outside `only` come from the cache alone."""
     all_jobs = plan(sheets)
     to_run = plan(sheets, only=only) if only is not None else all_jobs
+    for packages in sorted({LANES[job.lane].packages for job in all_jobs}):
+        for problem in distribution_problems(packages):
+            cache.warnings.add(problem)
     report = None
     results: dict[str, Result] = {}
     if run and to_run:
@@ -186,7 +192,7 @@ def verify(
         explain.remember(cache, all_jobs, results, LANES)
     verdicts, same = judge_with_equivalence(all_jobs, results)
     gpu, gpu_jobs = gpu_runs(sheets, ledger_dir)
-    return Verification(report, verdicts, gpu, gpu_jobs, same, environments.runs(all_jobs, versions_dir))
+    return Verification(report, verdicts, gpu, gpu_jobs, same, environments.runs(all_jobs, versions_dir), cache.warnings)
 
 
 def gpu_runs(sheets: list[Sheet], ledger_dir: str | None) -> tuple[dict, list[Job]]:
