@@ -6,6 +6,7 @@ import argparse
 import os
 import signal
 import sys
+import threading
 import time
 
 from generator import build as build_stage
@@ -103,7 +104,10 @@ def _terminate(signum, frame):
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    signal.signal(signal.SIGTERM, _terminate)
+    # SIGTERM unwinds like Ctrl-C while the command runs; the caller's handler is back afterwards
+    # (main is also called in-process, by tests and `serve`, and must leave no handler behind)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
     try:
         return COMMANDS[args.command](args)
     except ContentInvalid as invalid:
@@ -112,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted: the last good site is left in place", file=sys.stderr)
         return 130
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _options(args) -> build_stage.Options:
