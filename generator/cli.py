@@ -9,19 +9,10 @@ import sys
 import threading
 import time
 
-from generator import build as build_stage
-from generator.bench import results as bench_results
-from generator.contrib import changes, newrow
-from generator.contrib import coverage as coverage_module
-from generator.contrib import serve as serve_module
 from generator.errors import ContentInvalid
-from generator.lanes import LANES
-from generator.load import content, pages
-from generator.model import Status
-from generator.verify import environments, explain, gpu, ledger, shards
-from generator.verify.cache import Cache
-from generator.verify.progress import summary_table
-from generator.verify.verification import Verification, gpu_runs, plan
+
+# Each command imports the stages it uses inside its function (mkdocs' __main__ does the same): `check`
+# need not import the renderer, the runner or NumPy, and every CLI process starts in a fraction of the time.
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -121,7 +112,9 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(signal.SIGTERM, previous)
 
 
-def _options(args) -> build_stage.Options:
+def _options(args):
+    from generator import build as build_stage
+
     return build_stage.Options(
         content_dir=args.content,
         out_dir=getattr(args, "out", "site"),
@@ -137,27 +130,9 @@ def _options(args) -> build_stage.Options:
 
 
 def _report(verification, started: float) -> None:
-    if verification.report is not None:
-        print(summary_table(verification.report), file=sys.stderr)
-    for note in verification.report.notes if verification.report is not None else ():
-        print(f"note: {note}", file=sys.stderr)
-    problems = set()
-    for (sheet, row, column), verdict in verification.failures():
-        for lane, result in verdict.results:
-            if result.status != Status.PASSED:
-                print(f"\n{result.status.upper()}: {sheet}/{row} [{column}] in lane {lane}", file=sys.stderr)
-                if result.error:
-                    print(result.error.rstrip(), file=sys.stderr)
-        for index, lane, result in verdict.counterexamples:
-            if result.status != Status.PASSED:
-                print(f"\n{result.status.upper()}: {sheet}/{row} [{column}] counterexample {index} in lane {lane}: {result.detail}", file=sys.stderr)
-                if result.error and result.detail.startswith(("expected", "the counterexample failed in")):
-                    print(result.error.rstrip(), file=sys.stderr)
-        if verdict.problem and (sheet, row) not in problems:
-            problems.add((sheet, row))
-            print(f"\nFAILED: {sheet}/{row}: {verdict.problem}", file=sys.stderr)
-    for line in verification.warnings.lines():
-        print(line, file=sys.stderr)
+    from generator import reports
+
+    print(reports.verification_text(verification), file=sys.stderr)
     print(f"done in {time.perf_counter() - started:.2f} s", file=sys.stderr)
 
 
@@ -166,17 +141,34 @@ def _strict(args) -> bool:
     return bool(getattr(args, "strict", False)) or os.environ.get("CI", "").lower() == "true"
 
 
-def _warnings_fail(args, verification) -> bool:
-    if _strict(args) and len(verification.warnings):
-        print(f"--strict: {len(verification.warnings)} warning(s) fail this command", file=sys.stderr)
+def _strict_fails(args, warnings) -> bool:
+    """Whether the warnings (printed already) fail this command: under --strict or CI, any does."""
+    if _strict(args) and len(warnings):
+        print(f"--strict: {len(warnings)} warning(s) fail this command", file=sys.stderr)
         return True
     return False
 
 
+def _merged(args, options) -> bool:
+    """--merge's bundles checked and imported into the cache (True), or why not, naming the shard."""
+    from generator.verify import shards
+    from generator.verify.cache import Cache
+
+    try:
+        imported = shards.merge(args.merge, _planned(options), Cache(options.cache_dir))
+    except shards.MergeError as error:
+        print(f"merge failed, nothing imported:\n{error}", file=sys.stderr)
+        return False
+    print(f"merged {len(args.merge)} bundle(s): {imported} passed result(s) in {options.cache_dir}", file=sys.stderr)
+    return True
+
+
 def cmd_build(args) -> int:
+    from generator import build as build_stage
+
     started = time.perf_counter()
     options = _options(args)
-    if args.merge and not shards.merge_into_cache(options, _planned(options), args.merge):
+    if args.merge and not _merged(args, options):
         return 1
     outcome = build_stage.build(options)
     _report(outcome.verification, started)
@@ -188,36 +180,38 @@ def cmd_build(args) -> int:
         return 1
     if outcome.superseded:
         print(f"not written: a build started after this one has already written {args.out}/, left in place", file=sys.stderr)
-        return 1 if _warnings_fail(args, outcome.verification) else 0
-    print(f"site written to {args.out}/", file=sys.stderr)
-    return 1 if _warnings_fail(args, outcome.verification) else 0
+    else:
+        print(f"site written to {args.out}/", file=sys.stderr)
+    return 1 if _strict_fails(args, outcome.verification.warnings) else 0
 
 
-def _planned(options: build_stage.Options) -> list:
+def _planned(options) -> list:
     """The jobs of the content (of --only's rows): what a shard splits and a merge checks against."""
+    from generator.load import content
+    from generator.verify.verification import plan
+
     return plan(content.load(options.content_dir), only=options.only)
 
 
 def cmd_verify(args) -> int:
+    from generator import build as build_stage
+    from generator import reports
+    from generator.contrib import changes
+
     if args.explain:
-        jobs = plan(content.load(args.content), only=set(args.explain))
-        if not jobs:
-            print(f"no code cell in {', '.join(args.explain)}", file=sys.stderr)
-            return 2
-        print("\n".join(explain.explain(jobs, Cache(args.cache), LANES, force=args.force)))
-        return 0
+        return _explain(args)
     if args.device != "cpu":
-        return gpu.verify_on_device(args, lambda: content.load(args.content))
+        return _verify_on_device(args)
     if args.environment:
-        return environments.verify_environment(args, lambda: _planned(_options(args)))
+        return _verify_environment(args)
     started = time.perf_counter()
     options = _options(args)
     if args.shard:
         if args.changed_since or args.merge:
             print("--shard cannot be combined with --changed-since or --merge", file=sys.stderr)
             return 2
-        return shards.run_shard(options, _planned(options), args.shard, args.bundle, args.timings)
-    if args.merge and not shards.merge_into_cache(options, _planned(options), args.merge):
+        return _run_shard(args, options)
+    if args.merge and not _merged(args, options):
         return 1
     if args.changed_since:
         changed = changes.changed_rows(args.content, args.changed_since)
@@ -229,26 +223,99 @@ def cmd_verify(args) -> int:
     _report(verification, started)
     if args.summary:
         with open(args.summary, "w", encoding="utf-8") as handle:
-            handle.write(markdown_summary(verification, options.only))
-    return 1 if verification.failures() or _warnings_fail(args, verification) else 0
+            handle.write(reports.markdown_summary(verification, options.only))
+    return 1 if verification.failures() or _strict_fails(args, verification.warnings) else 0
 
 
-def markdown_summary(verification, only) -> str:
-    """The verification table of the rows run, as Markdown."""
-    lines = ["| status | row | column | lane | duration | versions |", "|---|---|---|---|---|---|"]
-    for (sheet, row, column), verdict in sorted(verification.verdicts.items()):
-        if only is not None and row not in only and f"{sheet}/{row}" not in only:
-            continue
-        for lane, result in verdict.results:
-            mark = "✅" if result.status == Status.PASSED else "❌"
-            versions = ", ".join(f"{k} {v}" for k, v in sorted(result.versions.items()))
-            lines.append(f"| {mark} {result.status} | `{sheet}/{row}` | {column} | {lane} | {result.duration:.2f} s | {versions} |")
-    if len(lines) == 2:
-        lines.append("| – | no row changed | | | | |")
-    return "\n".join(lines) + "\n"
+def _explain(args) -> int:
+    from generator.lanes import LANES
+    from generator.load import content
+    from generator.verify import explain
+    from generator.verify.cache import Cache
+    from generator.verify.verification import plan
+
+    jobs = plan(content.load(args.content), only=set(args.explain))
+    if not jobs:
+        print(f"no code cell in {', '.join(args.explain)}", file=sys.stderr)
+        return 2
+    print("\n".join(explain.explain(jobs, Cache(args.cache), LANES, force=args.force)))
+    return 0
+
+
+def _recorded(args, run, summary: str, warnings, started: float) -> None:
+    """What a GPU or older-release run did (and --summary FILE: its ledger's summary)."""
+    from generator import reports
+
+    print(reports.recorded_text(run, summary, warnings), file=sys.stderr)
+    if getattr(args, "summary", None):
+        with open(args.summary, "w", encoding="utf-8") as handle:
+            handle.write(summary)
+    print(f"wrote {run.path}; {time.perf_counter() - started:.1f} s", file=sys.stderr)
+
+
+def _verify_on_device(args) -> int:
+    from generator.load import content
+    from generator.verify import gpu, ledger
+    from generator.verify.cache import Cache
+
+    started = time.perf_counter()
+    gpus = ledger.gpu_count()
+    if gpus == 0:
+        print("no NVIDIA GPU here (`nvidia-smi -L` lists none): nothing was run and no ledger was written", file=sys.stderr)
+        return 1
+    cache = Cache(args.cache)
+    run = gpu.verify_on_device(content.load(args.content), args.content, device=args.device, gpus=gpus, cache=cache, cores=args.jobs,
+                               only=set(args.only) if args.only else None, machine=args.machine, force=args.force,
+                               show_progress=not args.quiet)  # fmt: skip
+    _recorded(args, run, gpu.summary(run.jobs, run.report.results), cache.warnings, started)
+    return 1 if run.failed or _strict_fails(args, cache.warnings) else 0
+
+
+def _verify_environment(args) -> int:
+    from generator.verify import environments
+    from generator.verify.cache import Cache
+
+    started = time.perf_counter()
+    try:
+        env = environments.load_environment(args.environment)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    wrong = environments.mismatched(env)
+    if wrong:
+        print(f"this interpreter ({sys.executable}) is not environment {env.name}: {'; '.join(wrong)}. "
+              f"Run `make verify-env ENV={env.name}`, which builds .venvs/{env.name}", file=sys.stderr)  # fmt: skip
+        return 2
+    cache = Cache(args.cache)
+    run = environments.verify_environment(env, _planned(_options(args)), args.content, cache=cache, cores=args.jobs,
+                                          force=args.force, show_progress=not args.quiet)  # fmt: skip
+    _recorded(args, run, environments.summary(env, run.jobs, run.report.results), cache.warnings, started)
+    return 1 if _strict_fails(args, cache.warnings) else 0
+
+
+def _run_shard(args, options) -> int:
+    from generator import reports
+    from generator.verify import shards
+    from generator.verify.cache import Cache
+
+    try:
+        k, n = shards.parse_shard(args.shard)
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        return 2
+    cache = Cache(options.cache_dir)
+    run = shards.run_shard(cache, _planned(options), k, n, args.bundle or f"shard-{k}-of-{n}.json", args.timings, cores=options.cores,
+                           force=options.force, show_progress=options.show_progress, memory_cap=options.memory_cap)  # fmt: skip
+    print(reports.shard_text(run, args.timings, cache.warnings), file=sys.stderr)
+    return 1 if run.failed or _strict_fails(args, cache.warnings) else 0
 
 
 def cmd_cache(args) -> int:
+    from generator.load import content
+    from generator.verify import explain
+    from generator.verify.cache import Cache
+    from generator.verify.verification import plan
+
     sheets = content.load(args.content)
     keep = {job.key for device in ("cpu", "cuda") for job in plan(sheets, device=device, gpus=8)}
     removed, kept, freed = explain.prune(Cache(args.cache), keep, dry_run=args.dry_run)
@@ -258,6 +325,7 @@ def cmd_cache(args) -> int:
 
 
 def cmd_ledger(args) -> int:
+    from generator.load import content
     from generator.verify import rekey
 
     done = rekey.rekey(args.content, content.load(args.content), args.from_runner, dry_run=args.dry_run)
@@ -268,6 +336,10 @@ def cmd_ledger(args) -> int:
 
 
 def cmd_check(args) -> int:
+    from generator.bench import results as bench_results
+    from generator.load import content, pages
+    from generator.verify import ledger
+
     sheets = content.load(args.content)
     pages.load(args.content, sheets)
     bench_results.load_published(os.path.join(args.content, "benchmarks"))
@@ -279,6 +351,8 @@ def cmd_check(args) -> int:
 
 
 def cmd_new_row(args) -> int:
+    from generator.contrib import newrow
+
     row_id, path, line = newrow.new_row(args.content, args.sheet, args.section, args.title, args.id)
     print(f"{path}:{line}: added row '{row_id}' with a placeholder cell per column", file=sys.stderr)
     print(f"fill it in, then run: make verify ROW={row_id}", file=sys.stderr)
@@ -286,6 +360,10 @@ def cmd_new_row(args) -> int:
 
 
 def cmd_coverage(args) -> int:
+    from generator.contrib import coverage as coverage_module
+    from generator.load import content
+    from generator.verify.verification import Verification, gpu_runs
+
     sheets = content.load(args.content)
     verification = Verification(None, {}, *gpu_runs(sheets, os.path.join(args.content, "ledger")))
     print(coverage_module.report(sheets, verification))
@@ -293,6 +371,8 @@ def cmd_coverage(args) -> int:
 
 
 def cmd_serve(args) -> int:
+    from generator.contrib import serve as serve_module
+
     serve_module.serve(_options(args), port=args.port)
     return 0
 
