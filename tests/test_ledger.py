@@ -210,3 +210,18 @@ def test_a_gpu_only_cell_says_what_its_gpu_run_showed(tmp_path, entry, badge):
     lazy = 'data-lazy="runs"' in files["t.html"].decode()
     assert lazy == badge.startswith("✓")
     assert ("Test GPU" in files["data/t.runs.js"].decode()) == lazy
+
+
+def test_a_gpu_run_with_an_unreadable_ledger_stops_before_running_anything(tmp_path, monkeypatch, capsys):
+    from generator import cli
+    from generator.verify import recorded
+
+    root = tmp_path / "content"
+    shutil.copytree(SAMPLE, root)
+    (root / "ledger").mkdir()
+    (root / "ledger" / "nvidia-h200.json").write_text('{"format": 2,\n<<<<<<< HEAD\n')
+    monkeypatch.setattr(ledger, "gpu_count", lambda: 1)
+    monkeypatch.setattr(recorded, "run_jobs", lambda *a, **k: pytest.fail("a job ran"))
+    assert cli.main(["verify", "--device", "cuda", "--content", str(root), "--cache", str(tmp_path / "c"), "--quiet"]) == 2
+    assert "nvidia-h200.json:2: invalid ledger JSON" in capsys.readouterr().err
+    assert (root / "ledger" / "nvidia-h200.json").read_text() == '{"format": 2,\n<<<<<<< HEAD\n'
