@@ -5,6 +5,7 @@ the shard partition, the cache key and store, the ledger's coverage, and the typ
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -334,6 +335,7 @@ def _seq(*items) -> Seq:
 def _read(field, value):
     reader = fields.Reader("f.yaml")
     got = field.read(reader, _map(k=value), "k")
+    assert all(error.line == 2 for error in reader.errors), reader.errors  # the key's line
     return got, [error.message for error in reader.errors]
 
 
@@ -445,3 +447,225 @@ def test_defaults_as_the_docs_say_them_and_the_generated_table():
     assert grouped.groups() == {"code": {"code"}, "text": {"text"}}
     assert fields.table(grouped).splitlines()[:3] == ["| field | kind | type | meaning |", "|---|---|---|---|", "| `code` | code | Python | the code |"]
     assert fields.suggest("tilte", ["title", "id"]) == " (did you mean 'title'?)" and fields.suggest("zzz", ["title"]) == ""
+
+
+# --- more of each rule: what the first mutation run found unasserted ------------------------------------------
+
+
+def test_a_cache_that_cannot_write_says_so_and_keeps_the_result(tmp_path, monkeypatch):
+    from generator.verify import cache as cache_module
+
+    store = Cache(str(tmp_path))
+    result = Result(status="passed", duration=0.5, stdout="out")
+
+    def full(path, data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cache_module, "write_temp", full)
+    kept = store.put("cd" * 32, result)
+    assert (kept.stdout, kept.cached) == ("out", False)
+    assert list(store.warnings) == [f"a result could not be stored in {tmp_path} (No space left on device): the next build runs its job again"]
+    monkeypatch.undo()
+
+    def no_rename(src, dst):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(cache_module.os, "replace", no_rename)
+    again = store.put("ef" * 32, result, replace=True)
+    assert (again.stdout, again.cached) == ("out", False)
+    assert list(store.warnings)[-1] == f"a result could not be stored in {tmp_path} (Permission denied): the next build runs its job again"
+    assert sorted(os.listdir(tmp_path / "results" / "ef")) == []  # the temporary is removed
+
+
+def test_a_file_system_without_hard_links_still_stores(tmp_path, monkeypatch):
+    from generator.verify import cache as cache_module
+
+    def no_links(src, dst):
+        raise OSError(1, "Operation not permitted")
+
+    monkeypatch.setattr(cache_module.os, "link", no_links)
+    store = Cache(str(tmp_path))
+    stored = store.put("ab" * 32, Result(status="passed", stdout="x"))
+    assert stored.cached is False and store.get("ab" * 32).stdout == "x"
+    assert os.listdir(tmp_path / "results" / "ab") == ["ab" * 32 + ".json"]
+
+
+def test_unreadable_cache_files_are_warnings_with_their_reason(tmp_path):
+    store = Cache(str(tmp_path))
+    key = "ab" * 32
+    os.makedirs(os.path.dirname(store._path(key)))
+    with open(store._path(key), "w") as handle:
+        json.dump({"key": "cd" * 32, "result": {"status": "passed"}}, handle)
+    assert store.get(key) is None
+    assert list(store.warnings) == [f"cache entry {store._path(key)} could not be read (ValueError: it holds the entry of another key (cdcdcdcdcdcd)): its job runs again"]
+    with open(tmp_path / "timings.json", "w") as handle:
+        handle.write("[1]")
+    assert store.load_timings() == {}
+    assert list(store.warnings)[-1] == f"{tmp_path / 'timings.json'} could not be read (AttributeError: 'list' object has no attribute 'items'): jobs are scheduled without their last durations"
+    os.remove(tmp_path / "timings.json")
+    os.mkdir(tmp_path / "timings.json")  # cannot be written over
+    store.save_timings({"a": 1.0})
+    assert list(store.warnings)[-1] == f"{tmp_path / 'timings.json'} could not be written (Is a directory): the next build schedules without these durations"
+
+
+def test_the_cache_key_is_the_identity_and_this_machines_versions(monkeypatch):
+    from generator.verify import cache as cache_module
+
+    monkeypatch.setattr(cache_module, "lane_versions", lambda lane: {"numpy": "1"})
+    monkeypatch.setattr(cache_module, "lane_distributions", lambda packages: {"numpy": "1", "six": "2"})
+    monkeypatch.setattr(cache_module.sys, "version", "3.11.7 test")
+    expected = digest({"identity": "i" * 64, "python": "3.11.7 test", "versions": {"numpy": "1"}, "distributions": {"numpy": "1", "six": "2"}})
+    assert key_of("i" * 64, LANES["python"]) == expected
+    assert Cache("x").warnings is not Cache("y").warnings
+    from generator.notices import Warnings
+
+    shared = Warnings()
+    assert Cache("x", shared).warnings is shared
+
+
+def test_a_ledger_is_written_in_its_one_format(tmp_path):
+    job = Job("s", "r", "c", "torch:cuda", CELL, 60.0, "k", "ident")
+    other = Job("s", "r", "d", "torch:cuda", CELL, 60.0, "k2", "ident2")
+    result = Result(status="failed", duration=1.23456, error="E" * 2500, versions={"torch": "2"}, device="cuda: G", date="2026-01-01", detail="d")
+    path = tmp_path / "g.json"
+    data = ledger.write(str(path), "g", [other, job], {job.id: result})
+    entry = {"column": "c", "date": "2026-01-01", "detail": "d", "device": "cuda: G", "duration": 1.2346, "error": "E" * 2000,
+             "id": job.id, "identity": "ident", "lane": "torch:cuda", "row": "r", "sheet": "s", "status": "failed",
+             "used_device": None, "versions": {"torch": "2"}}  # fmt: skip
+    assert data == {"format": 2, "machine": "g", "entries": [entry]}
+    assert path.read_text() == json.dumps(data, indent=1, sort_keys=True) + "\n"
+    tail = Result(status="failed", error="x" * 2001 + "END")
+    assert ledger.write(str(path), "g", [job], {job.id: tail})["entries"][0]["error"].endswith("END")
+
+
+def test_reading_a_ledger_names_the_file_line_and_problem(tmp_path):
+    from generator.errors import ContentInvalid
+
+    (tmp_path / "dir.json").mkdir()
+    with pytest.raises(ContentInvalid) as raised:
+        ledger.read(str(tmp_path / "dir.json"))
+    (error,) = raised.value.errors
+    assert (error.path, error.line) == (str(tmp_path / "dir.json"), 1) and error.message.startswith("cannot read the ledger: [Errno 21]")
+    assert ledger.read(str(tmp_path / "none.json")) is None
+    text = '{"format": 2, "machine": "m", "entries": [\n {"id": "a"},\n {"id": "b", "sheet": "s", "row": "r", "column": "c", "lane": "l", "identity": "i", "status": "bad"}]}'
+    (tmp_path / "e.json").write_text(text)
+    with pytest.raises(ContentInvalid) as raised:
+        ledger.read(str(tmp_path / "e.json"))
+    (error,) = raised.value.errors
+    assert (error.line, error.message) == (2, "malformed ledger: entry a lacks ['sheet', 'row', 'column', 'lane', 'identity', 'status'] (each a non-empty string)")
+    assert ledger._validate({"format": 2, "machine": "m", "entries": [{}]}, "")[1].startswith("entry 1 lacks ['id',")
+    assert ledger._validate({"format": 2, "machine": "m", "entries": [{}, {}]}, "")[1].startswith("entry 1 lacks")
+    two = {"format": 2, "machine": "m", "entries": [dict.fromkeys(ledger.REQUIRED, "x"), {}]}
+    two["entries"][0]["status"] = "passed"
+    assert ledger._validate(two, "") == (1, "entry 2 lacks ['id', 'sheet', 'row', 'column', 'lane', 'identity', 'status'] (each a non-empty string)")
+    bad = dict.fromkeys(ledger.REQUIRED, "x")
+    assert ledger._validate({"format": 2, "machine": "m", "entries": [bad]}, "") == (1, "entry x: unknown status 'x' (one of " + ", ".join(__import__("generator.model").model.STATUSES) + ")")
+    assert ledger._validate({"format": 2, "machine": 3, "entries": []}, "") == (1, "needs 'machine' (a non-empty string) and 'entries' (a list)")
+    assert ledger._validate({"format": 2, "machine": "m", "entries": ["x"]}, "") == (1, "entry 1 is not an object")
+    assert ledger._line_of('"id": "a"\n"id": "a"', "a") == 1 and ledger._line_of('x\n"id": "a"', "a") == 2
+    assert ledger._line_of('"id": ""', "") == 1 and ledger._line_of("\n\n" + '"id": 5', 5) == 1
+
+
+def test_ledgers_are_loaded_every_one_and_merged_skipping_cells_that_are_gone(tmp_path):
+    job = Job("s", "r", "c", "torch:cuda", CELL, 60.0, "k", "now")
+    entry = {"id": job.id, "sheet": "s", "row": "r", "column": "c", "lane": "torch:cuda", "identity": "now", "status": "passed"}
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.json").write_text(json.dumps({"format": 2, "machine": name, "entries": [{**entry, "id": "gone"}, entry]}))
+    (tmp_path / "notes.txt").write_text("not a ledger")
+    assert [data["machine"] for data in ledger.load_all(str(tmp_path))] == ["a", "b"]
+    runs = ledger.runs(str(tmp_path), [job])
+    assert [run.machine for run in runs[("s", "r", "c")]] == ["a", "b"]
+    assert ledger.runs(str(tmp_path / "nothing"), [job]) == {}
+    assert ledger._without_unknowns({"id": "x"}) == {"id": "x"}
+    assert ledger.machine_name("-H100-") == "h100"
+
+
+def test_coverage_counts_add_up_over_many_cells():
+    jobs = [_job(column=c, lane="torch:cuda") for c in "abcdefgh"]
+    merged = {(("s", "r", c)): [_run(used=False)] for c in "abc"} | {(("s", "r", c)): [_run(NOT_APPLICABLE)] for c in "de"}
+    assert ledger.coverage_counts(jobs, merged) == {"cells": 8, "passed": 0, "runs_anywhere": 3, "not_applicable": 2, "possible": 3}
+
+
+def test_more_of_the_judges_lines():
+    assert judge.not_applicable(Job("s", "r", "c", "x", CELL, 1.0, "k", missing=("a",)), __import__("dataclasses").replace(LANES["python"], device="tpu")).device == "tpu"
+    assert judge.error_line('File "a", line 1\n    src\nE: m\n') == "E: m"
+    assert judge.error_line('File "a", line 1\n    src\n') == "src"
+    assert judge.error_line('File "a", line 1\n    src\n  ^ ~\nBare\n') == "Bare at: src"
+    assert judge.error_line('File "a", line 1\n    src\n^^\n~~\nE: m\n') == "E: m"
+    assert judge.error_line('File "a", line 1\n    src\nE: m\n  ^^^\n') == "E: m"
+    assert judge.device_evidence({"namespace_arrays": 1}) == (True, "1 arrays left on the GPU")
+
+
+def test_more_of_equivalence():
+    jobs, results = _same_row({"a": _value([1.0, 2.0]), "b": _value([1.0, 2.0 + 5e-6])}, atol=1e-5, rtol=0.0)
+    assert equivalence.compare(jobs, results)[("s", "r")].proven
+    jobs, results = _same_row({"a": _value([1.0]), "b": _value([1.0])})
+    assert equivalence._same(results[jobs[0].id].value, results[jobs[1].id].value, jobs[0].same) == (True, "")
+    assert equivalence.to_array(_value([1, 2])).dtype == "float64"
+    # three rows, the middle one short of runs: the others are still compared
+    claim = Equivalence("out", Source("f.yaml", 1))
+    jobs = [_job(column=c, same=claim, row=r) for r in ("r1", "r2", "r3") for c in ("a", "b")]
+    results = {job.id: Result(status="passed", value=_value([2.0 if (job.row, job.column) == ("r3", "b") else 1.0])) for job in jobs}
+    del results[jobs[2].id]
+    outcomes = equivalence.compare(jobs, results)
+    assert [outcomes[("s", r)].proven for r in ("r1", "r2", "r3")] == [True, False, False]
+    assert outcomes[("s", "r3")].columns == ("a", "b") and outcomes[("s", "r3")].blamed == frozenset({"a", "b"})
+    jobs, results = _same_row({"a": _value([1.0]), "b": _value([3.0]), "c": _value([1.0]), "d": _value([3.0]), "e": _value([1.0])})
+    outcome = equivalence.compare(jobs, results)[("s", "r")]
+    assert outcome.blamed == frozenset({"b", "d"})
+    assert outcome.message.count("differs from a@python") == 2 and "; d@python" in outcome.message
+
+
+def test_parse_shard_messages_and_bounds():
+    assert shards.parse_shard("1/1") == (1, 1) and shards.parse_shard("3/3") == (3, 3)
+    with pytest.raises(ValueError, match=r"^--shard takes K/N \(e.g. 2/4\), not 'x'$"):
+        shards.parse_shard("x")
+    with pytest.raises(ValueError, match=r"^--shard 4/3: K must be between 1 and N$"):
+        shards.parse_shard("4/3")
+    heavy = [shards.Item("a", "g", 1.0)]
+    assert shards.loads(shards.partition(heavy, {"g": 0.0}, 2), heavy, {"g": 0.0}) == [1.0, 0.0]
+
+
+def test_field_declarations_keep_what_they_are_given():
+    field = fields.Str("the title", required=True, group="text", type_doc="words", null_ok=False)
+    assert (field.description, field.required, field.group, field.type_doc, field.null_ok) == ("the title", True, "text", "words", False)
+    assert fields.Str("d").null_ok is True and fields.Str("d").default == "" and fields.Str("d", default="x").default == "x"
+    for field in (fields.Choice("the kind", allowed=("a",)), fields.Number("n"), fields.List("items", of="x"), fields.Lanes("lanes"),
+                  fields.Mapping("cells", keys="a", values="b"), fields.Int("i"), fields.Bool("b")):  # fmt: skip
+        assert field.description in ("the kind", "n", "items", "lanes", "cells", "i", "b")
+    assert fields.Choice("d", allowed=("a", "b"), default="a").default == "a"
+    assert fields.Number("d", default=2.0).default == 2.0 and fields.List("d", of="x", required=True).required
+    assert fields.List("d", of="x", type_doc="stuff").type_doc == "stuff"
+    lanes = fields.Lanes("d", required=True)
+    assert (lanes.of, lanes.nonempty, lanes.strings, lanes.required, lanes.type_doc) == ("lane names", True, True, True, "non-empty list of lane names")
+    mapping = fields.Mapping("d", keys="column id", values="cell", required=True)
+    assert (mapping.type_doc, mapping.required, mapping.null_ok, mapping.says) == ("mapping column id → cell", True, True, " of column id to cell")
+    assert fields.Mapping("d", keys="a", values="b", type_doc="t").type_doc == "t"
+    assert fields.Int("d", low=0).span == "" and fields.Int("d", high=3).span == "" and fields.Int("d", low=0, high=3, default=1).default == 1
+    assert fields.Choice("d", allowed=("a", "b")).type_doc == "`a` or `b`"
+    assert fields._empty_seq().line == 0 and fields._empty_seq().item_lines == []
+    assert fields.Reader("p", fact_values={"x": "1"}).fact_values == {"x": "1"}
+    errors = []
+    assert fields.Reader("p", errors).errors is errors
+
+
+def test_strings_with_facts_and_records():
+    text = Text("{{nope}}")
+    text.style, text.content_line = "|", 9
+    reader = fields.Reader("f.yaml")
+    fields.Str("d", facts=True).check(reader, text, 8, "k")
+    assert [(e.line, e.message.split(";")[0]) for e in reader.errors] == [(9, "unknown fact '{{nope}}'")]
+    plain = fields.Reader("f.yaml")
+    fields.Str("d").check(plain, "{{nope}}", 8, "k")
+    assert plain.errors == []
+    filled = fields.Reader("f.yaml", fact_values={"lanes": "ten"})
+    assert fields.Str("d").check(filled, "we have {{lanes}} lanes", 8, "k") == "we have ten lanes"
+    assert filled.errors == []
+    unknown = fields.Reader("f.yaml", fact_values={})
+    fields.Str("d").check(unknown, "{{nope}}", 8, "k")
+    assert [e.line for e in unknown.errors] == [8]
+    data = _map(a=text, b="x")
+    record = fields.Record(data)
+    assert record.content_line("a") == 9 and record.content_line("b") == 3 and record.content_line("c") == 1
+    assert fields.suggest("lane", ["lanes", "lane2"]) == " (did you mean 'lanes'?)" or fields.suggest("lane", ["lanes", "lane2"]) == " (did you mean 'lane2'?)"
+    assert fields.suggest("abcd", ["abce", "abcf"]).count("'") == 2
