@@ -658,8 +658,8 @@ def test_strings_with_facts_and_records():
     plain = fields.Reader("f.yaml")
     fields.Str("d").check(plain, "{{nope}}", 8, "k")
     assert plain.errors == []
-    filled = fields.Reader("f.yaml", fact_values={"lanes": "ten"})
-    assert fields.Str("d").check(filled, "we have {{lanes}} lanes", 8, "k") == "we have ten lanes"
+    filled = fields.Reader("f.yaml", fact_values={"rows": "ten"})
+    assert fields.Str("d").check(filled, "we have {{rows}} rows", 8, "k") == "we have ten rows"
     assert filled.errors == []
     unknown = fields.Reader("f.yaml", fact_values={})
     fields.Str("d").check(unknown, "{{nope}}", 8, "k")
