@@ -669,3 +669,27 @@ def test_strings_with_facts_and_records():
     assert record.content_line("a") == 9 and record.content_line("b") == 3 and record.content_line("c") == 1
     assert fields.suggest("lane", ["lanes", "lane2"]) == " (did you mean 'lanes'?)" or fields.suggest("lane", ["lanes", "lane2"]) == " (did you mean 'lane2'?)"
     assert fields.suggest("abcd", ["abce", "abcf"]).count("'") == 2
+
+
+def test_gpus_are_counted_from_nvidia_smi(monkeypatch):
+    import subprocess
+
+    class Done:
+        stdout = "GPU 0: NVIDIA H200 (UUID: GPU-1)\nGPU 1: NVIDIA H200 (UUID: GPU-2)\nMIG 1g.10gb Device 0\n"
+
+    calls = []
+    monkeypatch.setattr(ledger.subprocess, "run", lambda *args, **kwargs: calls.append((args, kwargs)) or Done())
+    assert ledger.gpu_count() == 2
+    assert calls == [((["nvidia-smi", "-L"],), {"capture_output": True, "text": True, "timeout": 30})]
+
+    def missing(*args, **kwargs):
+        raise FileNotFoundError("nvidia-smi")
+
+    monkeypatch.setattr(ledger.subprocess, "run", missing)
+    assert ledger.gpu_count() == 0
+
+    def hangs(*args, **kwargs):
+        raise subprocess.TimeoutExpired("nvidia-smi", 30)
+
+    monkeypatch.setattr(ledger.subprocess, "run", hangs)
+    assert ledger.gpu_count() == 0
