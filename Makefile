@@ -13,9 +13,11 @@ STAMP := $(VENV)/.installed-$(shell sha256sum requirements.lock | cut -c1-12)
 DEV_STAMP := $(VENV)/.dev-installed-$(shell cat requirements.lock requirements-dev.lock | sha256sum | cut -c1-12)
 # `make test BROWSER_DEPS=0`: do not try to install Chromium and Java (the browser tests then skip)
 BROWSER_DEPS ?= 1
+# `make test SANDBOX_DEPS=0`: do not try to install bubblewrap (cells then run unsandboxed, saying so; docs/sandbox.md)
+SANDBOX_DEPS ?= 1
 ROW ?=
 
-.PHONY: build test test-fast verify verify-gpu verify-env venv-env check docs bench enginebench serve golden lock clean venv venv-dev
+.PHONY: mutate build test test-fast verify verify-gpu verify-env venv-env check docs bench enginebench serve golden lock clean venv venv-dev
 
 venv: $(STAMP)
 
@@ -45,6 +47,7 @@ build: $(STAMP)
 # and possible (.ci/browser-deps); otherwise the browser tests are skipped, saying how to run them.
 test: $(DEV_STAMP)
 	@if [ "$(BROWSER_DEPS)" = 1 ]; then .ci/browser-deps; fi
+	@if [ "$(SANDBOX_DEPS)" = 1 ]; then .ci/sandbox-deps; fi
 	$(PY) -m pytest
 
 # The fast suite (under a minute on 2 idle cores): no real content build, no browser, no benchmark run;
@@ -61,6 +64,12 @@ docs: $(STAMP)
 
 verify: $(STAMP)
 	$(PY) -m generator verify $(if $(ROW),--only $(ROW))
+
+# Mutation testing of the checks (docs/mutation.md): writes content/mutants/<sheet>.json (commit it);
+# only cells that changed since their recorded run run again. MUTATE_ARGS passes more (--shard 1/4, --check).
+MUTATE_ARGS ?=
+mutate: $(STAMP)
+	$(PY) -m generator mutate $(if $(ROW),--only $(ROW)) $(MUTATE_ARGS)
 
 # No venv: the CPU lock's PyTorch is the wrong build on a GPU machine.
 verify-gpu:

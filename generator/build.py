@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from generator import integrity
 from generator.bench import chart as bench_chart
 from generator.bench import results as bench_results
 from generator.load import content, pages
@@ -29,6 +30,7 @@ class Options:
     show_progress: bool = True
     memory_cap: int | None = None
     benchmarks: bool = True
+    sandbox: str | None = None  # the lane workers' sandbox policy (verify/sandbox.py); None: its default
 
 
 @dataclass
@@ -36,6 +38,7 @@ class Outcome:
     verification: Verification
     written: bool
     superseded: bool = False  # not written: a build that started later had already published its site
+    tampered: tuple[str, ...] = ()  # not written: files the build reads after verification changed while cells ran
 
     @property
     def failures(self):
@@ -55,6 +58,8 @@ def run_verification(options: Options, sheets=None) -> tuple[list, Verification]
         memory_cap=options.memory_cap,
         ledger_dir=os.path.join(options.content_dir, "ledger"),
         versions_dir=os.path.join(options.content_dir, "versions"),
+        mutants_dir=os.path.join(options.content_dir, "mutants"),
+        sandbox=options.sandbox,
     )
     return sheets, verification
 
@@ -66,7 +71,14 @@ def build(options: Options) -> Outcome:
     guide_pages = pages.load(options.content_dir, sheets)  # content errors surface before any cell runs
     # the benchmarks are data made by `make bench`: the build renders the published run, never runs one
     measured = bench_results.load_published(os.path.join(options.content_dir, "benchmarks"), ROOT) if options.benchmarks else None
+    fragments_path = os.path.join(options.cache_dir, "fragments.json")
+    fragments = FragmentCache()
+    fragments.load(fragments_path)  # before any cell runs: a cell cannot change what this build renders with
+    before = integrity.Snapshot.take(integrity.watched(options.content_dir))
     sheets, verification = run_verification(options, sheets)
+    changed = before.changed()
+    if changed:
+        return Outcome(verification, written=False, tampered=tuple(changed))
     if verification.failures() and not options.keep_going:
         return Outcome(verification, written=False)
     site_pages = [
@@ -76,9 +88,6 @@ def build(options: Options) -> Outcome:
     ]
     if measured is not None:
         site_pages.append(render.Page("Benchmarks", "benchmarks.html", lambda env, context: benchmarks_page(env, context, measured)))
-    fragments_path = os.path.join(options.cache_dir, "fragments.json")
-    fragments = FragmentCache()
-    fragments.load(fragments_path)
     files = render.render_site(sheets, verification, pages=site_pages, fragments=fragments)
     try:
         fragments.save(fragments_path)

@@ -1,4 +1,9 @@
-"""The command line: `python -m generator COMMAND`. Exit 0 all good, 1 a cell failed, 2 invalid content."""
+"""The command line: `python -m generator COMMAND`. Exit 0 all good, 1 a cell failed, 2 invalid content,
+3 refused for safety: the sandbox is required and missing, or cells changed files the build reads.
+
+It is the one module that prints a command's outcome and chooses its exit status (the stages return
+report objects; reports.py turns them into text), which keeps it over the 400 lines a module keeps to:
+one short function per command and per kind of run, each importing only what it uses."""
 
 from __future__ import annotations
 
@@ -27,6 +32,12 @@ def _running(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--memory-cap", type=int, metavar="MIB", help="memory one cell may use, in MiB (default 6144)")
     parser.add_argument("--quiet", action="store_true", help="no progress display")
     parser.add_argument("--strict", action="store_true", help="a warning (a result not stored, a cache entry not read) fails the command; CI=true implies it")
+    parser.add_argument(
+        "--sandbox",
+        choices=("auto", "require", "off"),  # sandbox.POLICIES (a test checks), named here so that parsing imports nothing
+        help="run cells in the bubblewrap sandbox: auto (where it works), require (refuse to run without it), off "
+        "(default: MLSHEETS_SANDBOX, else require under CI=true, else auto; docs/sandbox.md)",
+    )
 
 
 def parser() -> argparse.ArgumentParser:
@@ -55,6 +66,13 @@ def parser() -> argparse.ArgumentParser:
     verify.add_argument("--bundle", metavar="FILE", help="the results bundle --shard writes (default: shard-K-of-N.json)")
     verify.add_argument("--timings", metavar="FILE", help="the durations --shard balances on; give every shard the same file")
     verify.add_argument("--merge", nargs="+", metavar="BUNDLE", help="import the results of these shard bundles into the cache, then report")
+
+    mutate = commands.add_parser("mutate", help="run every code cell's mutants, judge them and write content/mutants/SHEET.json")
+    _common(mutate)
+    _running(mutate)
+    mutate.add_argument("--changed-since", metavar="REF", help="mutate only the rows whose cells differ from git REF")
+    mutate.add_argument("--shard", metavar="K/N", help="mutate only shard K of N of the cells to run (every shard merges its results into the files)")
+    mutate.add_argument("--check", action="store_true", help="exit 1 when a cell of the rows mutated has a surviving mutant it does not declare")
 
     cache = commands.add_parser("cache", help="look after the result cache")
     cache.add_argument("action", choices=("prune",), help="prune: remove the results no current cell can use, and stale temporary files")
@@ -99,11 +117,16 @@ def main(argv: list[str] | None = None) -> int:
     # (main is also called in-process, by tests and `serve`, and must leave no handler behind)
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
+    from generator.verify.sandbox import SandboxUnavailable
+
     try:
         return COMMANDS[args.command](args)
     except ContentInvalid as invalid:
         print(invalid.report(), file=sys.stderr)
         return 2
+    except SandboxUnavailable as refused:
+        print(f"error: {refused}", file=sys.stderr)
+        return 3
     except KeyboardInterrupt:
         print("interrupted: the last good site is left in place", file=sys.stderr)
         return 130
@@ -126,6 +149,7 @@ def _options(args):
         show_progress=not args.quiet,
         memory_cap=args.memory_cap * 2**20 if args.memory_cap else None,
         benchmarks=not getattr(args, "no_benchmarks", False),
+        sandbox=getattr(args, "sandbox", None),
     )
 
 
@@ -172,6 +196,11 @@ def cmd_build(args) -> int:
         return 1
     outcome = build_stage.build(options)
     _report(outcome.verification, started)
+    if outcome.tampered:
+        from generator import integrity
+
+        print(f"error: {integrity.Tampered(list(outcome.tampered))}", file=sys.stderr)
+        return 3
     if outcome.failures:
         where = f"the site in {args.out} shows them" if outcome.written else f"the last good site in {args.out} is left in place"
         if outcome.superseded:
@@ -266,7 +295,7 @@ def _verify_on_device(args) -> int:
     cache = Cache(args.cache)
     run = gpu.verify_on_device(content.load(args.content), args.content, device=args.device, gpus=gpus, cache=cache, cores=args.jobs,
                                only=set(args.only) if args.only else None, machine=args.machine, force=args.force,
-                               show_progress=not args.quiet)  # fmt: skip
+                               show_progress=not args.quiet, sandbox=args.sandbox)  # fmt: skip
     _recorded(args, run, gpu.summary(run.jobs, run.report.results), cache.warnings, started)
     return 1 if run.failed or _strict_fails(args, cache.warnings) else 0
 
@@ -288,7 +317,7 @@ def _verify_environment(args) -> int:
         return 2
     cache = Cache(args.cache)
     run = environments.verify_environment(env, _planned(_options(args)), args.content, cache=cache, cores=args.jobs,
-                                          force=args.force, show_progress=not args.quiet)  # fmt: skip
+                                          force=args.force, show_progress=not args.quiet, sandbox=args.sandbox)  # fmt: skip
     _recorded(args, run, environments.summary(env, run.jobs, run.report.results), cache.warnings, started)
     return 1 if _strict_fails(args, cache.warnings) else 0
 
@@ -305,9 +334,48 @@ def _run_shard(args, options) -> int:
         return 2
     cache = Cache(options.cache_dir)
     run = shards.run_shard(cache, _planned(options), k, n, args.bundle or f"shard-{k}-of-{n}.json", args.timings, cores=options.cores,
-                           force=options.force, show_progress=options.show_progress, memory_cap=options.memory_cap)  # fmt: skip
+                           force=options.force, show_progress=options.show_progress, memory_cap=options.memory_cap,
+                           sandbox=options.sandbox)  # fmt: skip
     print(reports.shard_text(run, args.timings, cache.warnings), file=sys.stderr)
     return 1 if run.failed or _strict_fails(args, cache.warnings) else 0
+
+
+def cmd_mutate(args) -> int:
+    from generator.contrib import changes
+    from generator.load import content
+    from generator.mutate import results as mutation_results
+    from generator.mutate import run as mutation
+    from generator.verify import shards
+    from generator.verify.cache import Cache
+    from generator.verify.verification import plan
+
+    started = time.perf_counter()
+    sheets = content.load(args.content)
+    only = set(args.only) if args.only else None
+    if args.changed_since:
+        changed = changes.changed_rows(args.content, args.changed_since)
+        print(f"{len(changed)} row(s) changed since {args.changed_since}: {' '.join(sorted(changed)) or '-'}", file=sys.stderr)
+        if not changed:
+            return 0
+        only = (only or set()) | changed
+    shard = None
+    if args.shard:
+        shard = shards.parse_shard(args.shard)
+    folder = os.path.join(args.content, "mutants")
+    known = mutation_results.load(folder)
+    jobs = plan(sheets, only=only)
+    report = mutation.mutate(sheets, jobs, cache=Cache(args.cache), cores=max(1, args.jobs), known=known, force=args.force,
+                             shard=shard, show_progress=not args.quiet, sandbox=args.sandbox)  # fmt: skip
+    recorded = mutation.record(folder, args.cache, report.entries, sheets)
+    for note in report.notes:
+        print(f"note: {note}", file=sys.stderr)
+    standings = mutation_results.standing(sheets, jobs, recorded)
+    lines, survivors = mutation.summary(sheets, standings)
+    stale = mutation_results.stale_declarations(sheets, standings)
+    lines = [error.format() for error in stale] + lines
+    print("\n".join(lines), file=sys.stderr)
+    print(f"mutated {report.ran} cell(s) ({report.jobs} job(s)) in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    return 1 if args.check and (survivors or stale) else 0
 
 
 def cmd_cache(args) -> int:
@@ -386,4 +454,5 @@ COMMANDS = {
     "serve": cmd_serve,
     "cache": cmd_cache,
     "ledger": cmd_ledger,
+    "mutate": cmd_mutate,
 }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 
@@ -14,9 +14,10 @@ class ContentError:
     path: str
     line: int
     message: str
+    quote: bool = field(default=True, compare=False)  # False: the file is not to be read (it leads outside the content)
 
     def format(self) -> str:
-        quoted = _line_of(self.path, self.line)
+        quoted = _line_of(self.path, self.line) if self.quote else None
         head = f"{self.path}:{self.line}: {self.message}"
         return f"{head}\n    {self.line} | {quoted}" if quoted is not None else head
 

@@ -73,6 +73,15 @@ class Counterexample:
 
 
 @dataclass(frozen=True)
+class DeclaredMutant:
+    """A surviving mutant a row declares irrelevant to its claim, with the reason (reviewed like content)."""
+
+    description: str
+    why: str
+    source: Source
+
+
+@dataclass(frozen=True)
 class Equivalence:
     """A row's claim that its columns compute the same thing: each cell leaves `value` behind."""
 
@@ -99,6 +108,7 @@ class Cell:
     url: str = ""
     reason: str = ""
     counterexamples: tuple[Counterexample, ...] = ()
+    equivalent_mutants: tuple[DeclaredMutant, ...] = ()
     cpu_only: str = ""  # why the cell does not run on a GPU (shown on the page)
     gpu_only: str = ""  # why the cell means nothing on a CPU: it runs on a GPU only
 
@@ -131,6 +141,19 @@ class Column:
 
 
 @dataclass(frozen=True)
+class SheetPage:
+    """A page of a sheet that is split into several: some of its sections, in order. The first page is
+    `<sheet>.html`, the others `<sheet>-<id>.html`; all share the sheet's columns and controls."""
+
+    id: str
+    title: str
+    sections: tuple[str, ...]  # section ids
+
+    def path(self, sheet_id: str, first: bool) -> str:
+        return f"{sheet_id}.html" if first else f"{sheet_id}-{self.id}.html"
+
+
+@dataclass(frozen=True)
 class Sheet:
     id: str
     title: str
@@ -139,10 +162,28 @@ class Sheet:
     sections: tuple[Section, ...]
     description: str = ""
     order: int = 100
+    pages: tuple[SheetPage, ...] = ()  # empty: the sheet is one page
 
     def rows(self):
         for section in self.sections:
             yield from section.rows
+
+    def parts(self) -> list[tuple[SheetPage, str, tuple[Section, ...]]]:
+        """(page, path, its sections) for each page of the sheet: one, `<sheet>.html`, unless split."""
+        if not self.pages:
+            return [(SheetPage("", self.title, tuple(s.id for s in self.sections)), f"{self.id}.html", self.sections)]
+        by_id = {section.id: section for section in self.sections}
+        return [(page, page.path(self.id, index == 0), tuple(by_id[s] for s in page.sections if s in by_id)) for index, page in enumerate(self.pages)]
+
+    def page_of(self) -> dict[str, str]:
+        """Each row's and section's page path (row id or 'section-<id>' -> path)."""
+        found = {}
+        for _, path, sections in self.parts():
+            for section in sections:
+                found[f"section-{section.id}"] = path
+                for row in section.rows:
+                    found[row.id] = path
+        return found
 
 
 @dataclass(frozen=True)
@@ -167,16 +208,19 @@ class Job:
     raises: str = ""  # a counterexample's expected error (pattern); '' when the check must reject it
     same: Equivalence | None = None  # the row's equivalence claim, when this cell takes part
     missing: tuple[str, ...] = ()  # modules the cell imports that this machine lacks
+    mutant: int = 0  # `mutate`: 1-based index of the mutant run instead of the code; -1, -2 the original's two fingerprinted runs
 
     @property
     def id(self) -> str:
         base = f"{self.sheet}/{self.row}/{self.column}@{self.lane}"
+        if self.mutant:
+            return f"{base}!mut{self.mutant}" if self.mutant > 0 else f"{base}!ref{-self.mutant}"
         return f"{base}!not{self.counterexample}" if self.counterexample else base
 
     @property
     def expose(self) -> str:
         """The name of the value the cell leaves for its row's equivalence check ('' if none)."""
-        return self.same.value if self.same is not None and not self.counterexample else ""
+        return self.same.value if self.same is not None and not self.counterexample and not self.mutant else ""
 
     @property
     def cell_key(self) -> tuple[str, str, str]:

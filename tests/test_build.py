@@ -109,7 +109,7 @@ def test_interrupted_build_keeps_site_reaps_workers_and_keeps_cache(tmp_path):
     root = _content(tmp_path, fast)
     _build(root, tmp_path / "site", tmp_path / "cache")
     good = _tree(tmp_path / "site")
-    started = tmp_path / "slow-started"
+    started = _lane_home(tmp_path) / "slow-started"
     slow = code_row("slow", f"open({str(started)!r}, 'w').close()\nimport time\ntime.sleep(120)", timeout=200)
     root = _content(tmp_path, fast, code_row("fast2", "y = 2"), slow)
 
@@ -163,6 +163,13 @@ print("run", token)
     return code_row(row_id, code, f"assert len(os.listdir(folder)) >= {count}", timeout=300)
 
 
+def _lane_home(tmp_path):
+    """Where a cell of these tests and the test itself can both write: the python lane's home in the
+    tests' cache folder, which the sandbox binds writable at its own path (the rest of the machine, the
+    test's tmp_path in a private /tmp included, is out of a sandboxed cell's reach)."""
+    return tmp_path / "cache" / "home" / "python"
+
+
 def _wait_for(condition, what: str, limit: float = 240.0):
     deadline = time.monotonic() + limit
     while not condition():
@@ -173,8 +180,8 @@ def _wait_for(condition, what: str, limit: float = 240.0):
 def test_concurrent_builds_of_the_same_content_publish_the_same_site(tmp_path):
     """Both builds run the cell (the barrier holds each until the other has started it), so each has a result of its
     own; the cache keeps the first one stored, and both builds show that one: identical sites, equal to a rebuild."""
-    arrived = tmp_path / "arrived"
-    arrived.mkdir()
+    arrived = _lane_home(tmp_path) / "arrived"
+    arrived.mkdir(parents=True)
     root = _content(tmp_path, _barrier_row("both", arrived, 2), code_row("plain", "x = 1", "assert x == 1"))
     procs = [
         subprocess.Popen(
@@ -199,8 +206,8 @@ def test_concurrent_builds_of_the_same_content_publish_the_same_site(tmp_path):
 def test_the_build_started_last_keeps_its_site_whichever_finishes_first(tmp_path):
     """Build `old` starts first and is held inside a cell; build `new` (other content) starts after it and finishes
     first. When `old` finishes it must not replace the newer build's site, and it says so."""
-    arrived, release = tmp_path / "arrived", tmp_path / "release"
-    arrived.mkdir()
+    arrived, release = _lane_home(tmp_path) / "arrived", _lane_home(tmp_path) / "release"
+    arrived.mkdir(parents=True)
     old_root = write_content(tmp_path / "old", {"s.yaml": section(_barrier_row("held", arrived, 1, release))})
     new_root = write_content(tmp_path / "new", {"s.yaml": section(code_row("fresh", "y = 2", "assert y == 2"))})
     site = tmp_path / "site"

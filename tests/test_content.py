@@ -106,6 +106,32 @@ def test_unlisted_section_file_is_an_error(tmp_path):
     assert any("section file 'stray.yaml' is not listed in 'sections'" in m for m in _messages(root))
 
 
+@pytest.mark.parametrize("how", ["dotdot", "absolute", "symlink", "symlinked-sheet", "symlinked-guide"])
+def test_a_path_outside_the_content_folder_is_an_error_that_quotes_nothing_of_it(tmp_path, how):
+    # A pull request may name any file of the machine that builds it; the error must print none of it.
+    secret = tmp_path / "outside" / "secret.yaml"
+    secret.parent.mkdir()
+    secret.write_text("token: hunter2-SECRET\nid: [unclosed\n")
+    root = write_content(tmp_path / "content", {"a.yaml": "id: a\ntitle: A\nrows: []\n"})
+    sheet_yaml = os.path.join(root, "t", "sheet.yaml")
+    named = {"dotdot": "../../outside/secret.yaml", "absolute": str(secret), "symlink": "link.yaml"}.get(how)
+    if named:
+        text = open(sheet_yaml).read().replace("sections: [a.yaml]", f"sections: [a.yaml, {named!r}]")
+        open(sheet_yaml, "w").write(text)
+    if how == "symlink":
+        os.symlink(secret, os.path.join(root, "t", "link.yaml"))
+    elif how == "symlinked-sheet":
+        os.makedirs(tmp_path / "elsewhere")
+        os.symlink(secret, tmp_path / "elsewhere" / "sheet.yaml")
+        os.symlink(tmp_path / "elsewhere", os.path.join(root, "leak"))
+    elif how == "symlinked-guide":
+        os.symlink(secret, os.path.join(root, "guide.yaml"))
+    proc = subprocess.run([sys.executable, "-m", "generator", "check", "--content", root], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stderr
+    assert "hunter2" not in proc.stderr + proc.stdout and "unclosed" not in proc.stderr + proc.stdout
+    assert "outside the content folder" in proc.stderr or "a section is a file name" in proc.stderr, proc.stderr
+
+
 def test_check_command_exits_2_and_prints_every_error(tmp_path):
     root = _sheet_with(tmp_path, "duplicate_key.yaml", "unknown_lane.yaml")
     proc = subprocess.run(
@@ -145,3 +171,34 @@ def test_every_schema_field_has_a_type_and_a_doc_line():
     for kind, spec in SPECS.items():
         for name, field in spec.fields.items():
             assert field.description.strip() and field.type_doc.strip(), (kind, name)
+
+
+def _split_sheet(tmp_path, pages: str):
+    sections = {name: f"id: {name[:-5]}\ntitle: {name[:-5].title()}\nrows:\n  - id: r-{name[:-5]}\n    title: R\n    cells:\n      pytorch: {{none: lacks it}}\n      jax: {{none: lacks it}}\n"
+                for name in ("a.yaml", "b.yaml", "c.yaml")}  # fmt: skip
+    root = write_content(tmp_path, sections)
+    with open(os.path.join(root, "t", "sheet.yaml"), "a") as handle:
+        handle.write(pages)
+    return root
+
+
+def test_a_sheet_split_into_pages_gives_each_page_its_consecutive_sections(tmp_path):
+    root = _split_sheet(tmp_path, "pages:\n  - {id: one, title: One, sections: [a.yaml]}\n  - {id: two, title: Two, sections: [b.yaml, c.yaml]}\n")
+    (sheet,) = content.load(root)
+    assert [(page.id, path, [s.id for s in sections]) for page, path, sections in sheet.parts()] == [
+        ("one", "t.html", ["a"]), ("two", "t-two.html", ["b", "c"])]  # fmt: skip
+    assert sheet.page_of()["r-c"] == "t-two.html" and sheet.page_of()["section-a"] == "t.html"
+
+
+@pytest.mark.parametrize(
+    "pages, message",
+    [
+        ("pages:\n  - {id: one, title: One, sections: [a.yaml, b.yaml]}\n", "these sections are on no page: c.yaml"),
+        ("pages:\n  - {id: one, title: One, sections: [a.yaml, c.yaml]}\n  - {id: two, title: Two, sections: [b.yaml]}\n", "lists 'c.yaml' out of order"),
+        ("pages:\n  - {id: one, title: One, sections: [a.yaml, b.yaml]}\n  - {id: two, title: Two, sections: [b.yaml, c.yaml]}\n", "section 'b.yaml' is on page 'one' already"),
+        ("pages:\n  - {id: one, title: One, sections: [a.yaml, b.yaml, d.yaml, c.yaml]}\n", "names 'd.yaml', which is not in 'sections'"),
+        ("pages:\n  - {id: one, title: One, sections: [a.yaml]}\n  - {id: one, title: Two, sections: [b.yaml, c.yaml]}\n", "duplicate page id 'one'"),
+    ],
+)
+def test_a_page_list_that_does_not_cover_the_sections_once_and_in_order_is_an_error(tmp_path, pages, message):
+    assert any(message in m for m in _messages(_split_sheet(tmp_path, pages)))

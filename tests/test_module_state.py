@@ -48,3 +48,11 @@ def test_the_command_line_leaves_no_signal_handler_behind(tmp_path):
     before = signal.getsignal(signal.SIGTERM)
     assert cli.main(["check", "--content", root]) == 0
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_the_sandbox_choices_are_the_sandbox_policies():
+    from generator.verify import sandbox
+
+    verify = cli.parser()._subparsers._group_actions[0].choices["verify"]
+    (option,) = [action for action in verify._actions if "--sandbox" in action.option_strings]
+    assert tuple(option.choices) == sandbox.POLICIES

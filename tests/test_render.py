@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 
@@ -91,3 +92,27 @@ def test_card_labels_name_each_column_once_and_per_sheet_where_a_sheet_names_it_
     # the labels are in the site's stylesheet, a hostile column name escaped there too
     assert 'td[data-col="pytorch"]::before { content: "Py\\3c script\\3e alert(1)\\3c /script\\3e "; }' in style
     assert "<script" not in style
+
+
+def test_a_sheet_split_into_pages_renders_each_with_its_rows_the_page_list_and_its_own_lazy_files(tmp_path):
+    from generator.build import Options, build
+    from tests.conftest import section, write_content
+
+    def row(row_id):
+        return f"  - id: {row_id}\n    title: {row_id}\n    cells:\n      pytorch: {{none: lacks it}}\n      jax:\n        lanes: [python]\n        code: |\n          x = 1\n        check: |\n          assert x == 1\n"
+
+    root = write_content(tmp_path / "content", {"a.yaml": section(row("first"), section_id="a"), "b.yaml": section(row("second"), section_id="b")})
+    with open(os.path.join(root, "t", "sheet.yaml"), "a") as handle:
+        handle.write("pages:\n  - {id: one, title: The first, sections: [a.yaml]}\n  - {id: two, title: The second, sections: [b.yaml]}\n")
+    assert build(Options(content_dir=root, out_dir=str(tmp_path / "site"), cache_dir=str(tmp_path / "cache"), show_progress=False, benchmarks=False)).written
+    first, second = (tmp_path / "site" / "t.html").read_text(), (tmp_path / "site" / "t-two.html").read_text()
+    assert 'id="first"' in first and 'id="second"' not in first and 'id="second"' in second and 'id="first"' not in second
+    for page in (first, second):  # both list both pages, and say which rows and sections each holds (forwarding)
+        assert '<a href="t.html" data-rows="section-a first"' in page and '<a href="t-two.html" data-rows="section-b second"' in page
+    assert 'data-files="t-two"' in second and "data-files" not in first
+    assert "second" in (tmp_path / "site" / "data" / "t-two.runs.js").read_text() and "second" not in (tmp_path / "site" / "data" / "t.runs.js").read_text()
+    text = (tmp_path / "site" / "search-index.js").read_text()
+    rows = {entry[1]: entry for entry in json.loads(text[text.index(",") + 1 : text.rindex(")")])["rows"]}
+    assert len(rows["first"]) == 5 and rows["second"][5] == "t-two"  # search links to the row's own page
+    index = (tmp_path / "site" / "index.html").read_text()  # links to an anchor on another page go there
+    assert 'href="t-two.html#section-b"' in index and 'href="t.html#section-b"' not in index

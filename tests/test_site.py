@@ -38,8 +38,12 @@ def test_every_code_cell_passed(real_site, built_site):
 
 def test_every_sheet_has_a_page(built_site):
     for sheet in content.load(CONTENT):
-        assert (built_site / f"{sheet.id}.html").is_file()
         assert (built_site / "data" / f"{sheet.id}.json").is_file()
+        for _, path, sections in sheet.parts():  # a sheet split into pages: each page, with its rows and lazy files
+            html = (built_site / path).read_text(encoding="utf-8")
+            assert all(f'<tr id="{row.id}" class="row">' in html for section in sections for row in section.rows), path
+            for kind in ("runs", "not-this", "runnable"):
+                assert (built_site / "data" / f"{path.removesuffix('.html')}.{kind}.js").is_file()
     assert (built_site / "index.html").is_file()
 
 

@@ -13,7 +13,18 @@ from generator import lanes as lane_registry
 from generator.errors import ContentError, ContentInvalid
 from generator.load import codeinfo, yamlfile
 from generator.load.fields import SLUG, Reader, suggest
-from generator.load.schema import CELL, CELL_KIND_FIELDS, COLUMN, COUNTEREXAMPLE, ROW, SAME, SECTION, SHEET
+from generator.load.schema import (
+    CELL,
+    CELL_KIND_FIELDS,
+    COLUMN,
+    COUNTEREXAMPLE,
+    EQUIVALENT_MUTANT,
+    ROW,
+    SAME,
+    SECTION,
+    SHEET,
+    SHEET_PAGE,
+)
 from generator.model import (
     CODE,
     NONE,
@@ -21,10 +32,12 @@ from generator.model import (
     Cell,
     Column,
     Counterexample,
+    DeclaredMutant,
     Equivalence,
     Row,
     Section,
     Sheet,
+    SheetPage,
     Source,
 )
 
@@ -44,7 +57,10 @@ def load(content_dir: str) -> list[Sheet]:
     for name in sorted(os.listdir(content_dir)):
         sheet_file = os.path.join(content_dir, name, "sheet.yaml")
         if os.path.isfile(sheet_file):
-            sheet = _load_sheet(sheet_file, errors)
+            if not inside(sheet_file, content_dir):
+                errors.append(ContentError(sheet_file, 1, OUTSIDE, quote=False))
+                continue
+            sheet = _load_sheet(sheet_file, content_dir, errors)
             if sheet is not None:
                 sheets.append(sheet)
     _check_unique_sheet_ids(sheets, errors)
@@ -52,6 +68,20 @@ def load(content_dir: str) -> list[Sheet]:
     if errors:
         raise ContentInvalid(errors)
     return sorted(sheets, key=lambda sheet: (sheet.order, sheet.id))
+
+
+# A path named in the content must resolve inside the content folder, symbolic links followed: the
+# build reads what pull requests name, and an error quoting a file from elsewhere on the machine
+# (the first line of /etc/passwd, a token) would print it in a public CI log. The error says nothing
+# of where the path leads.
+SECTION_FILE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\.yaml")
+OUTSIDE = "the path leads outside the content folder (a symbolic link or '..'): content files must lie inside it"
+
+
+def inside(path: str, root: str) -> bool:
+    """Whether `path` (symbolic links followed) lies inside the folder `root`."""
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return os.path.commonpath([real, top]) == top
 
 
 def _read(path: str, errors: list[ContentError]):
@@ -66,7 +96,7 @@ def _read(path: str, errors: list[ContentError]):
     return data
 
 
-def _load_sheet(path: str, errors: list[ContentError]) -> Sheet | None:
+def _load_sheet(path: str, content_dir: str, errors: list[ContentError]) -> Sheet | None:
     data = _read(path, errors)
     if data is None:
         return None
@@ -80,6 +110,12 @@ def _load_sheet(path: str, errors: list[ContentError]) -> Sheet | None:
     listed = sheet["sections"]
     for filename, line in zip(listed, listed.item_lines, strict=True):
         section_path = os.path.join(folder, filename)
+        if not SECTION_FILE.fullmatch(filename):
+            reader.error(line, f"a section is a file name of this sheet's folder ending in .yaml (letters, digits, '.', '_', '-'), not {filename!r}")
+            continue
+        if os.path.lexists(section_path) and not inside(section_path, content_dir):
+            reader.error(line, f"section file {filename!r}: {OUTSIDE}")
+            continue
         if not os.path.isfile(section_path):
             present = [f for f in os.listdir(folder) if f.endswith(".yaml") and f != "sheet.yaml"]
             reader.error(line, f"section file '{filename}' does not exist{suggest(filename, present)}")
@@ -99,7 +135,39 @@ def _load_sheet(path: str, errors: list[ContentError]) -> Sheet | None:
         sections=tuple(sections),
         description=sheet["description"],
         order=sheet["order"],
+        pages=_pages(reader, sheet, sections),
     )
+
+
+def _pages(reader: Reader, sheet, sections: list[Section]) -> tuple[SheetPage, ...]:
+    """The sheet's pages: every listed section in exactly one, consecutive and in the sheet's order."""
+    if not sheet.given("pages"):
+        return ()
+    files = {name: index for index, name in enumerate(sheet["sections"])}
+    ids = {os.path.basename(section.source.path): section.id for section in sections}
+    pages, seen, expected, page_ids = [], {}, 0, set()
+    for item, line in zip(sheet["pages"], sheet["pages"].item_lines, strict=True):
+        page = reader.read(item, SHEET_PAGE, line)
+        if page is None:
+            continue
+        if page["id"] in page_ids:
+            reader.error(line, f"duplicate page id '{page['id']}'")
+        page_ids.add(page["id"])
+        for name in page["sections"]:
+            if name not in files:
+                reader.error(line, f"page '{page['id']}' names '{name}', which is not in 'sections'{suggest(name, list(files))}")
+            elif name in seen:
+                reader.error(line, f"section '{name}' is on page '{seen[name]}' already: a section belongs to one page")
+            elif files[name] != expected:
+                reader.error(line, f"page '{page['id']}' lists '{name}' out of order: pages take the sections consecutively, in the order of 'sections'")
+            else:
+                expected += 1
+            seen.setdefault(name, page["id"])
+        pages.append(SheetPage(page["id"], page["title"], tuple(ids[n] for n in page["sections"] if n in ids)))
+    left = [name for name in files if name not in seen]
+    if left:
+        reader.error(sheet.at("pages"), f"these sections are on no page: {', '.join(left)}")
+    return tuple(pages)
 
 
 def _columns(reader: Reader, items) -> list[Column]:
@@ -250,6 +318,7 @@ def _cell(reader: Reader, item, column: Column, line: int) -> Cell | None:
         check=cell["check"],
         lanes=lanes,
         counterexamples=counterexamples,
+        equivalent_mutants=_declared_mutants(reader, cell["equivalent_mutants"]),
         cpu_only=cpu_only,
         gpu_only=gpu_only,
     )
@@ -261,6 +330,15 @@ def _counterexamples(reader: Reader, items) -> tuple[Counterexample, ...]:
         example = reader.read(item, COUNTEREXAMPLE, line)
         if example is not None and example["code"] is not None:
             out.append(Counterexample(code=example["code"], why=example["why"], source=Source(reader.path, example.line), raises=example["raises"]))
+    return tuple(out)
+
+
+def _declared_mutants(reader: Reader, items) -> tuple[DeclaredMutant, ...]:
+    out = []
+    for item, line in zip(items, items.item_lines, strict=True):
+        declared = reader.read(item, EQUIVALENT_MUTANT, line)
+        if declared is not None and declared["mutant"] is not None:
+            out.append(DeclaredMutant(declared["mutant"], declared["why"], Source(reader.path, declared.line)))
     return tuple(out)
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from generator.errors import ContentError, ContentInvalid
 from generator.load import facts, yamlfile
+from generator.load.content import OUTSIDE, inside
 from generator.load.fields import Reader, Record, suggest
 from generator.load.schema import (
     CRITERION,
@@ -113,6 +114,9 @@ def load(content_dir: str, sheets) -> dict:
     for name, loader in (("guide", _guide), ("tradeoffs", _tradeoffs)):
         path = os.path.join(content_dir, f"{name}.yaml")
         if not os.path.isfile(path):
+            continue
+        if not inside(path, content_dir):
+            errors.append(ContentError(path, 1, OUTSIDE, quote=False))
             continue
         data = _read(path, errors)
         if data is None:

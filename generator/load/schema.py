@@ -47,6 +47,13 @@ SHEET = Spec(
     order=Int("position on the index page, lower first", default=100),
     columns=List("the frameworks, left to right", of="columns", nonempty=True, required=True),
     sections=List("the section files of this folder, in page order", of="file names", strings=True, null_ok=True, required=True),
+    pages=List("split the sheet into pages of consecutive sections, each under the page-weight budget (below)", of="sheet pages", nonempty=True),
+)
+SHEET_PAGE = Spec(
+    "sheet page",
+    id=Slug("the page's id: the first page is `<sheet>.html`, the others `<sheet>-<id>.html`", required=True),
+    title=Str("the page's heading and its name in the sheet's page list", required=True),
+    sections=List("its section files, consecutive and in the order of `sections`", of="file names", strings=True, nonempty=True, required=True),
 )
 COLUMN = Spec(
     "column",
@@ -88,6 +95,13 @@ CELL = Spec(
     check=Code("hidden Python run after `code` that asserts what the row claims", group=CODE),
     lanes=Lanes("lanes to run this cell in, instead of its column's `lanes`", group=CODE),
     counterexamples=List("wrong snippets the `check` must reject (below)", of="counterexamples", nonempty=True, says=" of {code, why}", group=CODE),
+    equivalent_mutants=List(
+        "mutants of this cell's code that `make mutate` found surviving and that change nothing the row is about (below)",
+        of="equivalent mutants",
+        nonempty=True,
+        says=" of {mutant, why}",
+        group=CODE,
+    ),
     cpu_only=Str("why this cell does not run on a GPU: it is left out of GPU runs and coverage, and the reason is shown", group=CODE),
     gpu_only=Str("why this cell means nothing on a CPU: it runs only on a GPU and shows its GPU ledger result (never CPU-verified)", group=CODE),
     text=Str("a prose fact", group=TEXT),
@@ -107,6 +121,12 @@ COUNTEREXAMPLE = Spec(
     raises=Regex(
         "the wrong code itself must raise an error whose text matches (an API that does not exist, a refused call); without it, the code must run and the `check` must reject it"
     ),
+)
+
+EQUIVALENT_MUTANT = Spec(
+    "equivalent mutant",
+    mutant=Str("the mutant's description, as `make mutate` and the verification report give it", required=True),
+    why=Str("one line: why the row's claim does not depend on what the mutant changed", required=True),
 )
 
 # --- the guide (content/guide.yaml) and the trade-off matrix (content/tradeoffs.yaml) ----------------------------
@@ -201,7 +221,7 @@ VERDICT = Spec(
 
 SPECS = {
     spec.kind: spec
-    for spec in (SHEET, COLUMN, SECTION, ROW, SAME, CELL, COUNTEREXAMPLE, GUIDE, GUIDE_SECTION, ITEM, SELECTOR, CRITERION,
+    for spec in (SHEET, SHEET_PAGE, COLUMN, SECTION, ROW, SAME, CELL, COUNTEREXAMPLE, EQUIVALENT_MUTANT, GUIDE, GUIDE_SECTION, ITEM, SELECTOR, CRITERION,
                  SELECTOR_FRAMEWORK, SCORE, TRADEOFFS, MATRIX_FRAMEWORK, MATRIX_SECTION, MATRIX_CRITERION, VERDICT)
 }
 

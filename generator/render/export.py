@@ -41,6 +41,23 @@ def verification_records(sheets: list[Sheet], verification: Verification) -> lis
     return records
 
 
+def mutation_records(sheets: list[Sheet], verification: Verification) -> list[dict]:
+    """One record per mutated code cell: its mutation standing and its surviving and declared mutants."""
+    records = []
+    for sheet in sheets:
+        for row in sheet.rows():
+            for cell in row.cells:
+                state = verification.mutation.get((sheet.id, row.id, cell.column))
+                if state is None:
+                    continue
+                record = {"sheet": sheet.id, "row": row.id, "column": cell.column, "state": state.state}
+                if state.state == "current":
+                    record.update(killed=state.killed, survived=[m.description for m in state.survived], equivalent=state.equivalent,
+                                  declared=[{"mutant": m.description, "why": why} for m, why in state.declared])  # fmt: skip
+                records.append(record)
+    return records
+
+
 def records_csv(records: list[dict]) -> str:
     columns = ("sheet", "section", "row", "column", "lane", "status", "duration", "device", "date", "versions", "warnings", "source")
     out = io.StringIO()

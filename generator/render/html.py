@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from generator.render import reader, releases
 from generator.render.export import (
     compact_json,
     ledger_records,
+    mutation_records,
     records_csv,
     sheet_export,
     status_counts,
@@ -28,6 +30,7 @@ from generator.render.views import (
     cell_view,
     gpu_coverage,
     lazy_bodies,
+    mutation_summary,
     provenance,
     report_rows,
     sheet_stats,
@@ -35,7 +38,7 @@ from generator.render.views import (
 )
 from generator.verify.verification import Verification
 
-SITE_DOCS = {"data-format.md": "data-format.html"}  # docs/ files published as pages of the site
+SITE_DOCS = {"data-format.md": "data-format.html", "mutation.md": "mutation.html"}  # docs/ files published as pages of the site
 
 
 def asset_version(data: bytes) -> str:
@@ -67,6 +70,31 @@ def _css_string(text: str) -> str:
     return '"' + "".join(f"\\{ord(c):x} " if c in '"\\<>\n\r' else c for c in text) + '"'
 
 
+_ANCHOR_LINK = re.compile(rb'href="([a-z0-9][a-z0-9-]*\.html)#([^"]+)"')
+
+
+def forward_anchors(files: dict[str, bytes], sheets: list[Sheet]) -> None:
+    """Links to `<sheet>.html#<row or section>` where the sheet is split into pages and the anchor is on
+    another page of it (an index's section list, a guide's evidence, a note's link written by hand)
+    are rewritten to that page, in every HTML file: a link works without scripts, and the link checker
+    sees it land. (Pages also forward such anchors when they arrive by hand-typed URLs: site.js.)"""
+    moved = {}
+    for sheet in sheets:
+        for anchor, path in sheet.page_of().items():
+            if path != f"{sheet.id}.html":
+                moved[(f"{sheet.id}.html".encode(), anchor.encode())] = path.encode()
+    if not moved:
+        return
+
+    def rewrite(match: re.Match) -> bytes:
+        target = moved.get((match.group(1), match.group(2)))
+        return match.group(0) if target is None else b'href="' + target + b"#" + match.group(2) + b'"'
+
+    for name, data in files.items():
+        if name.endswith(".html"):
+            files[name] = _ANCHOR_LINK.sub(rewrite, data)
+
+
 @dataclass(frozen=True)
 class Page:
     """A page the build adds: its title in the navigation, its path, and how it renders, given
@@ -94,10 +122,15 @@ def render_site(
     # and its badges' runs, a quarter of it.
     files[reader.INDEX_PATH] = reader.script("search", reader.search_index(sheets))
     sheet_rows = {sheet.id: {row.id: [cell_view(sheet, row, cell, verification) for cell in row.cells] for row in sheet.rows()} for sheet in sheets}
+    # One set per page of a sheet (a sheet split into pages loads only its page's).
     for sheet in sheets:
-        files[f"data/{sheet.id}.runnable.js"] = reader.script(f"runnable/{sheet.id}", reader.runnable_scripts(sheet, verification))
-        files[f"data/{sheet.id}.not-this.js"] = reader.script(f"not-this/{sheet.id}", lazy_bodies(env, sheet_rows[sheet.id], "counterexample_body", "counterexamples"))
-        files[f"data/{sheet.id}.runs.js"] = reader.script(f"runs/{sheet.id}", lazy_bodies(env, sheet_rows[sheet.id], "runs", "lazy_runs"))
+        scripts = reader.runnable_scripts(sheet, verification)
+        for _, path, sections in sheet.parts():
+            stem, part_rows = path.removesuffix(".html"), {row.id for section in sections for row in section.rows}
+            views = {row_id: views for row_id, views in sheet_rows[sheet.id].items() if row_id in part_rows}
+            files[f"data/{stem}.runnable.js"] = reader.script(f"runnable/{stem}", {row: s for row, s in scripts.items() if row in part_rows})
+            files[f"data/{stem}.not-this.js"] = reader.script(f"not-this/{stem}", lazy_bodies(env, views, "counterexample_body", "counterexamples"))
+            files[f"data/{stem}.runs.js"] = reader.script(f"runs/{stem}", lazy_bodies(env, views, "runs", "lazy_runs"))
     assets = {name: asset_version(data) for name, data in files.items()}
     assets["build"] = asset_version(b"".join(files[name] for name in sorted(files) if name.endswith(".js") and not name.startswith("static/")))
     nav = [{"id": sheet.id, "title": sheet.title, "href": f"{sheet.id}.html", "sheet": True} for sheet in sheets]
@@ -116,7 +149,12 @@ def render_site(
         stats = sheet_stats(sheet, verification)
         index_entries.append({"sheet": sheet, "stats": stats, "verified": reader.last_verified(sheet, verification)})
         same = {row_id: outcome for (sheet_id, row_id), outcome in verification.same.items() if sheet_id == sheet.id}
-        page("sheet.html", f"{sheet.id}.html", sheet=sheet, rows=rows, same=same, stats=stats, provenance=provenance([sheet], verification))
+        parts = sheet.parts()
+        listed = [{"title": part.title, "href": path, "rows": " ".join(f"section-{s.id} " + " ".join(r.id for r in s.rows) for s in sections)}
+                  for part, path, sections in parts] if len(parts) > 1 else []  # fmt: skip
+        for index, (part, path, sections) in enumerate(parts):
+            page("sheet.html", path, sheet=sheet, part=part if listed else None, first=index == 0, sections=sections, parts=listed,
+                 stem=path.removesuffix(".html"), rows=rows, same=same, stats=stats, provenance=provenance([sheet], verification))  # fmt: skip
         sheet_records = [r for r in all_records if r["sheet"] == sheet.id]
         files[f"data/{sheet.id}.json"] = compact_json(sheet_export(sheet, sheet_records, verification))
         files[f"data/{sheet.id}.csv"] = records_csv(sheet_records).encode()
@@ -124,9 +162,10 @@ def render_site(
     page("index.html", "index.html", entries=index_entries, provenance=provenance(sheets, verification), gpu=gpu)
     gpu_records = ledger_records(verification)
     environments = releases.environment_table(verification)
-    files["verification.json"] = compact_json({"format": 1, "cells": all_records, "gpu": gpu_records, "environments": environments})
+    files["verification.json"] = compact_json({"format": 1, "cells": all_records, "gpu": gpu_records, "environments": environments, "mutation": mutation_records(sheets, verification)})
     counts = {**status_counts(all_records), **truth_counts(sheets, verification), "gpu_passed": gpu["passed"], "gpu_possible": gpu["possible"], "gpu": gpu}
-    page("verification.html", "verification.html", records=report_rows(all_records), counts=counts, gpu_records=gpu_records, environments=environments)
+    mutation = mutation_summary(sheets, verification)
+    page("verification.html", "verification.html", records=report_rows(all_records), counts=counts, gpu_records=gpu_records, environments=environments, mutation=mutation)
     for name, target in SITE_DOCS.items():
         title, body = document(os.path.join(DOCS, name))
         page("doc.html", target, title=title, body=body)
@@ -134,6 +173,7 @@ def render_site(
     page("offline.html", "offline.html", inside=False, zip_name=reader.OFFLINE_ZIP)
     for extra in pages:
         files[extra.path] = extra.render(env, context)
+    forward_anchors(files, sheets)
     # The offline copy: the whole site in a zip, where the offline page says it is that copy.
     inside = env.get_template("offline.html").render(inside=True, zip_name=reader.OFFLINE_ZIP, nav=nav, assets=assets, page_path="offline.html")
     files[reader.OFFLINE_ZIP] = reader.offline_zip(files, {"offline.html": inside.encode()})

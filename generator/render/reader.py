@@ -61,6 +61,7 @@ def search_index(sheets: list[Sheet]) -> dict:
     for s_index, sheet in enumerate(sheets):
         columns = [c.id for c in sheet.columns]
         out_sheets.append({"id": sheet.id, "title": sheet.title, "columns": [[c.id, c.name] for c in sheet.columns]})
+        pages = sheet.page_of()
         for section in sheet.sections:
             for row in section.rows:
                 cells = []
@@ -75,7 +76,10 @@ def search_index(sheets: list[Sheet]) -> dict:
                     if sig.startswith("="):  # code that calls no API: the page's JS cannot derive it
                         entry.append(sig)
                     cells.append(entry)
-                rows.append([s_index, row.id, row.title, section.title, cells])
+                entry = [s_index, row.id, row.title, section.title, cells]
+                if pages[row.id] != f"{sheet.id}.html":  # a sheet split into pages: the row's own page
+                    entry.append(pages[row.id].removesuffix(".html"))
+                rows.append(entry)
     return {"format": 1, "sheets": out_sheets, "rows": rows}
 
 
@@ -84,8 +88,8 @@ def same(a, b) -> bool:
 
 
 def compare_pairs(sheets: list[Sheet]) -> list[dict]:
-    """For every two columns that share a sheet: per sheet, rows in all, rows that differ, and
-    rows one or both lack. The compare page lists these; the sheet page's view agrees with them
+    """For every two columns that share a sheet: per sheet (per page of a sheet split into pages), rows
+    in all, rows that differ, and rows one or both lack. The compare page lists these; the sheet page's view agrees with them
     (the browser tests check one)."""
     pairs: dict[tuple[str, str], dict] = {}
     names: dict[str, str] = {}
@@ -95,16 +99,19 @@ def compare_pairs(sheets: list[Sheet]) -> list[dict]:
         for a, b in combinations(sheet.columns, 2):
             key = (a.id, b.id)
             entry = pairs.setdefault(key, {"a": a.id, "b": b.id, "sheets": []})
-            total = differ = lacking = 0
-            for row in sheet.rows():
-                cells = {c.column: c for c in row.cells}
-                ca, cb = cells[a.id], cells[b.id]
-                total += 1
-                if ca.kind == NONE or cb.kind == NONE:
-                    lacking += 1
-                elif not same(ca, cb):
-                    differ += 1
-            entry["sheets"].append({"id": sheet.id, "title": sheet.title, "rows": total, "differ": differ, "lacking": lacking})
+            parts = sheet.parts()
+            for part, path, sections in parts:  # a sheet split into pages: each page, which shows its own rows
+                total = differ = lacking = 0
+                for row in (row for section in sections for row in section.rows):
+                    cells = {c.column: c for c in row.cells}
+                    ca, cb = cells[a.id], cells[b.id]
+                    total += 1
+                    if ca.kind == NONE or cb.kind == NONE:
+                        lacking += 1
+                    elif not same(ca, cb):
+                        differ += 1
+                title = f"{sheet.title}: {part.title}" if len(parts) > 1 else sheet.title
+                entry["sheets"].append({"id": path.removesuffix(".html"), "title": title, "rows": total, "differ": differ, "lacking": lacking})
     out = sorted(pairs.values(), key=lambda p: (-len(p["sheets"]), names[p["a"]], names[p["b"]]))
     for pair in out:
         pair["a_name"], pair["b_name"] = names[pair["a"]], names[pair["b"]]

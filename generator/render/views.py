@@ -75,7 +75,9 @@ def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
                     "detail": details[0] if details else ("rejected" if rejected else "not run"),
                 }
             )
+        mutation = verification.mutation.get((sheet.id, row.id, cell.column))
         view.update(
+            mutation=mutation_view(mutation),
             counterexamples=wrong,
             problem=verdict.problem if verdict else "",
             cpu_only=cell.cpu_only,
@@ -98,6 +100,65 @@ def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
             lazy_runs=(bool(verdict) and verdict.status == PASSED) or (bool(cell.gpu_only) and gpu_ran),
         )
     return view
+
+
+def mutation_view(state) -> dict | None:
+    """A cell's mutation standing as the badge shows it (None: the cell is not mutated, e.g. GPU-only)."""
+    if state is None:
+        return None
+    return {
+        "state": state.state,
+        "killed": state.killed,
+        "scored": state.scored,
+        "equivalent": state.equivalent,
+        "survived": [{"description": m.description, "lanes": sorted(lane for lane, v in m.lanes.items() if v == "survived")} for m in state.survived],
+        "declared": [{"description": m.description, "why": why} for m, why in state.declared],
+    }
+
+
+def mutation_summary(sheets: list[Sheet], verification: Verification) -> dict:
+    """The report's mutation tables: per sheet, per family and per operator, and every survivor."""
+    per_sheet, families, operators, survivors, declared = [], {}, {}, [], []
+    for sheet in sheets:
+        row = {"sheet": sheet.id, "title": sheet.title, "current": 0, "stale": 0, "missing": 0, "killed": 0, "survived": 0, "equivalent": 0, "declared": 0}
+        for section_row in sheet.rows():
+            for cell in section_row.cells:
+                state = verification.mutation.get((sheet.id, section_row.id, cell.column))
+                if state is None:
+                    continue
+                row[state.state] += 1
+                if state.state != "current":
+                    continue
+                row["killed"] += state.killed
+                row["survived"] += len(state.survived)
+                row["equivalent"] += state.equivalent
+                row["declared"] += len(state.declared)
+                for family, (killed, survived) in state.by_family.items():
+                    k, s = families.get(family, (0, 0))
+                    families[family] = (k + killed, s + survived)
+                for operator, (generated, killed) in state.by_operator.items():
+                    g, k = operators.get(operator, (0, 0))
+                    operators[operator] = (g + generated, k + killed)
+                where = {"sheet": sheet.id, "row": section_row.id, "column": cell.column}
+                survivors += [{**where, "description": m.description, "family": m.family, "lanes": ", ".join(sorted(lane for lane, v in m.lanes.items() if v == "survived"))} for m in state.survived]
+                declared += [{**where, "description": m.description, "why": why} for m, why in state.declared]
+        scored = row["killed"] + row["survived"]
+        row["score"] = f"{100 * row['killed'] / scored:.1f}%" if scored else "–"
+        per_sheet.append(row)
+    killed = sum(r["killed"] for r in per_sheet)
+    scored = killed + sum(r["survived"] for r in per_sheet)
+    return {
+        "sheets": per_sheet,
+        "families": [{"family": f, "killed": k, "survived": s, "score": f"{100 * k / (k + s):.1f}%" if k + s else "–"} for f, (k, s) in sorted(families.items())],
+        "operators": [{"operator": o, "generated": g, "killed": k} for o, (g, k) in sorted(operators.items(), key=lambda item: -item[1][0])],
+        "survivors": survivors,
+        "declared": declared,
+        "killed": killed,
+        "scored": scored,
+        "score": f"{100 * killed / scored:.1f}%" if scored else "–",
+        "mutated": sum(r["current"] for r in per_sheet),
+        "cells": sum(r["current"] + r["stale"] + r["missing"] for r in per_sheet),
+    }
 
 
 _TENSORFLOW_LANES = (("tensorflow", "TensorFlow"), ("tf1", "TF1"), ("keras@tensorflow", "Keras on TensorFlow"))

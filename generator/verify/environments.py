@@ -103,12 +103,13 @@ def mismatched(env: Environment) -> list[str]:
 
 
 def verify_environment(env: Environment, jobs: list, content_dir: str, *, cache, cores: int, force: bool = False,
-                       show_progress: bool = True) -> RecordedRun:  # fmt: skip
+                       show_progress: bool = True, sandbox: str | None = None) -> RecordedRun:  # fmt: skip
     """The environment's lanes of `jobs` (no counterexamples), run here and written to
     content_dir/versions/<name>.json. The caller has checked this interpreter is the environment's."""
     jobs = [job for job in jobs if job.lane in env.lanes and not job.counterexample]
     folder = os.path.join(content_dir, "versions")
-    return run_and_record(jobs, folder, lambda report: env.name, cache=cache, cores=cores, force=force, show_progress=show_progress)
+    return run_and_record(jobs, folder, lambda report: env.name, cache=cache, cores=cores, force=force, show_progress=show_progress,
+                          sandbox=sandbox)  # fmt: skip
 
 
 def summary(env: Environment, jobs, results) -> str:

@@ -18,7 +18,7 @@ from generator.verify.verification import plan
 
 def verify_on_device(sheets: list[Sheet], content_dir: str, *, device: str, gpus: int, cache: Cache, cores: int,
                      only: set[str] | None = None, machine: str | None = None, force: bool = False,
-                     show_progress: bool = True) -> RecordedRun:  # fmt: skip
+                     show_progress: bool = True, sandbox: str | None = None) -> RecordedRun:  # fmt: skip
     """Run the GPU-capable jobs of `sheets` on `device` and write content_dir/ledger/<machine>.json
     (the machine named after the GPU unless given). The caller has checked there are `gpus` GPUs."""
     jobs = plan(sheets, only=only, device=device, gpus=gpus)
@@ -27,7 +27,7 @@ def verify_on_device(sheets: list[Sheet], content_dir: str, *, device: str, gpus
         return machine or ledger.machine_name(device_name(report.results.values(), device))
 
     folder = os.path.join(content_dir, "ledger")
-    return run_and_record(jobs, folder, name, cache=cache, cores=cores, force=force, show_progress=show_progress)
+    return run_and_record(jobs, folder, name, cache=cache, cores=cores, force=force, show_progress=show_progress, sandbox=sandbox)
 
 
 def device_name(results, device: str) -> str:

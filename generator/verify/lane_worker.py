@@ -13,6 +13,7 @@ import time
 
 from generator.lanes import Lane, base_env
 from generator.model import Job
+from generator.verify import sandbox as sandboxes
 
 WORKER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker")  # a directory python runs
 
@@ -20,7 +21,7 @@ WORKER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker
 class LaneWorker:
     """One lane worker process and the jobs it is running."""
 
-    def __init__(self, key: str, lane: Lane, config: dict, env: dict, scratch: str):
+    def __init__(self, key: str, lane: Lane, config: dict, env: dict, scratch: str, sandbox: sandboxes.Sandbox | None = None):
         self.key = key
         self.lane = lane
         self.in_flight: dict[str, tuple[Job, float, int]] = {}  # job id -> (job, started, slots)
@@ -28,8 +29,12 @@ class LaneWorker:
         self.buffer = b""
         self.log_path = os.path.join(scratch, f"worker-{os.getpid()}-{id(self)}.log")
         log = open(self.log_path, "wb")
+        argv = [sys.executable, "-I", WORKER_SCRIPT, json.dumps(config)]
+        if sandbox is not None:  # writable: the cells' scratch folder and the lane's home (compile caches)
+            devices = sandboxes.gpu_devices() if lane.device != "cpu" else ()
+            argv = sandbox.wrap(argv, writable=(scratch, env["HOME"]), hidden=(sandboxes.REPOSITORY_GIT,), devices=devices)
         self.process = subprocess.Popen(
-            [sys.executable, "-I", WORKER_SCRIPT, json.dumps(config)],
+            argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log,

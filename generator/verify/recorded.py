@@ -42,11 +42,12 @@ def run_and_record(
     cores: int,
     force: bool = False,
     show_progress: bool = True,
+    sandbox: str | None = None,
 ) -> RecordedRun:
     """Run `jobs` and write their results to `folder`/<name(report)>.json; ContentInvalid, before
     anything runs, when a ledger there cannot be read whole."""
     ledger.load_all(folder)
-    report = run_jobs(jobs, cache=cache, cores=max(1, cores), force=force, show_progress=show_progress, lanes=LANES)
+    report = run_jobs(jobs, cache=cache, cores=max(1, cores), force=force, show_progress=show_progress, lanes=LANES, sandbox=sandbox)
     machine = name(report)
     path = os.path.join(folder, f"{machine}.json")
     ledger.write(path, machine, jobs, report.results)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from generator.lanes import LANES, Lane
 from generator.model import Job, Result, Status
 from generator.verify import progress as progress_display
+from generator.verify import sandbox as sandboxes
 from generator.verify.cache import Cache
 from generator.verify.judge import device_evidence, judge_counterexample, not_applicable
 from generator.verify.lane_worker import LaneWorker, worker_env
@@ -69,8 +70,11 @@ def run_jobs(
     memory_cap: int = DEFAULT_MEMORY_CAP,
     show_progress: bool = True,
     lanes: dict[str, Lane] | None = None,
+    sandbox: str | None = None,
 ) -> RunReport:
-    """Run every job (or take its passed result from the cache) and return the results by job id."""
+    """Run every job (or take its passed result from the cache) and return the results by job id.
+    Lane workers start in the sandbox of `sandbox` (a policy of sandbox.py; default: its default
+    policy), which raises SandboxUnavailable before anything runs when it is required and missing."""
     lanes = lanes or LANES
     started = time.perf_counter()
     results: dict[str, Result] = {}
@@ -94,17 +98,21 @@ def run_jobs(
     workers = 0
     notes: list[str] = []
     if pending:
-        scheduler = _Scheduler(pending, results, stats, cache, cores, memory_cap, lanes, display, force)
+        box = sandboxes.resolve(sandbox)
+        if not box.active:
+            notes.append(f"cells ran without the sandbox: {box.reason}")
+        scheduler = _Scheduler(pending, results, stats, cache, cores, memory_cap, lanes, display, force, box)
         scheduler.run()
         workers = scheduler.started
-        notes = scheduler.notes
+        notes += scheduler.notes
     display.finish()
     return RunReport(results, stats, time.perf_counter() - started, ran, workers, notes)
 
 
 class _Scheduler:
-    def __init__(self, pending, results, stats, cache, cores, memory_cap, lanes, display, force=False):
+    def __init__(self, pending, results, stats, cache, cores, memory_cap, lanes, display, force=False, sandbox=None):
         self.force = force
+        self.sandbox = sandbox
         self.pending = pending
         self.results = results
         self.stats = stats
@@ -174,7 +182,8 @@ class _Scheduler:
 
     def _start_worker(self, key: str) -> None:
         lane = self.lanes[self.pending[key][-1].lane]
-        home = os.path.join(self.cache.root, "home", lane.name.replace("@", "-").replace(":", "-"))
+        # absolute: the worker and its cells run in scratch folders, where a relative home would be a new one each time
+        home = os.path.abspath(os.path.join(self.cache.root, "home", lane.name.replace("@", "-").replace(":", "-")))
         os.makedirs(home, exist_ok=True)
         config = {
             "imports": list(lane.imports),
@@ -183,7 +192,7 @@ class _Scheduler:
             "scratch": self.scratch,
             "memory_cap": self.memory_cap,
         }
-        worker = LaneWorker(key, lane, config, worker_env(lane, home, self.scratch), self.scratch)
+        worker = LaneWorker(key, lane, config, worker_env(lane, home, self.scratch), self.scratch, self.sandbox)
         self.workers[key] = worker
         self.started += 1
         self.selector.register(worker.process.stdout, selectors.EVENT_READ, worker)

@@ -281,7 +281,8 @@ class ShardRun:
 
 
 def run_shard(cache: Cache, jobs: list[Job], k: int, n: int, bundle_path: str, timings_path: str | None, *,
-              cores: int, force: bool = False, show_progress: bool = True, memory_cap: int | None = None) -> ShardRun:  # fmt: skip
+              cores: int, force: bool = False, show_progress: bool = True, memory_cap: int | None = None,
+              sandbox: str | None = None) -> ShardRun:  # fmt: skip
     """Run shard k/n of the plan `jobs` and write its bundle to `bundle_path` (whatever failed)."""
     from generator.verify.runner import run_jobs
 
@@ -293,7 +294,7 @@ def run_shard(cache: Cache, jobs: list[Job], k: int, n: int, bundle_path: str, t
     report = None
     if to_run:
         kwargs = {"memory_cap": memory_cap} if memory_cap else {}
-        report = run_jobs(to_run, cache=cache, cores=cores, force=force, show_progress=show_progress, **kwargs)
+        report = run_jobs(to_run, cache=cache, cores=cores, force=force, show_progress=show_progress, sandbox=sandbox, **kwargs)
         results = report.results
     measured = {**timings, **cache.load_timings()}  # this run's durations, else the ones it was given
     write_bundle(bundle_path, make_bundle(k, n, jobs, parts, results, timings, measured))

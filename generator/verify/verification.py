@@ -14,6 +14,7 @@ from functools import cache
 
 from generator.lanes import LANES, on_device
 from generator.model import CODE, FAILED, NOT_APPLICABLE, PASSED, SKIPPED, STATUSES, Cell, Job, Result, Sheet, Status
+from generator.mutate import results as mutation_results
 from generator.notices import Warnings
 from generator.verify import environments, equivalence, explain
 from generator.verify import ledger as ledger_module
@@ -69,6 +70,7 @@ class Verification:
     gpu_jobs: list = field(default_factory=list)  # the GPU jobs the content has: coverage's denominator
     same: dict = field(default_factory=dict)  # (sheet id, row id) -> equivalence.Outcome
     versions: dict = field(default_factory=dict)  # (sheet id, row id, column id) -> [run] of older releases (environments.py)
+    mutation: dict = field(default_factory=dict)  # (sheet id, row id, column id) -> mutate.results.CellMutation
     warnings: Warnings = field(default_factory=Warnings)  # what the build went on without (notices.py)
 
     def failures(self) -> list[tuple[tuple[str, str, str], CellVerdict]]:
@@ -170,6 +172,8 @@ def verify(
     memory_cap: int | None = None,
     ledger_dir: str | None = None,
     versions_dir: str | None = None,
+    sandbox: str | None = None,
+    mutants_dir: str | None = None,
 ) -> Verification:
     """Run (or take from the cache) every job of `sheets`; cells outside `only` come from the cache alone."""
     all_jobs = plan(sheets)
@@ -181,7 +185,7 @@ def verify(
     results: dict[str, Result] = {}
     if run and to_run:
         kwargs = {"memory_cap": memory_cap} if memory_cap else {}
-        report = run_jobs(to_run, cache=cache, cores=cores, force=force, show_progress=show_progress, **kwargs)
+        report = run_jobs(to_run, cache=cache, cores=cores, force=force, show_progress=show_progress, sandbox=sandbox, **kwargs)
         results.update(report.results)
     for job in all_jobs:
         if job.id not in results:
@@ -192,7 +196,8 @@ def verify(
         explain.remember(cache, all_jobs, results, LANES)
     verdicts, same = judge_with_equivalence(all_jobs, results)
     gpu, gpu_jobs = gpu_runs(sheets, ledger_dir)
-    return Verification(report, verdicts, gpu, gpu_jobs, same, environments.runs(all_jobs, versions_dir), cache.warnings)
+    mutation = mutation_results.standing(sheets, all_jobs, mutation_results.load(mutants_dir)) if mutants_dir else {}
+    return Verification(report, verdicts, gpu, gpu_jobs, same, environments.runs(all_jobs, versions_dir), mutation, cache.warnings)
 
 
 def gpu_runs(sheets: list[Sheet], ledger_dir: str | None) -> tuple[dict, list[Job]]:

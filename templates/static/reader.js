@@ -73,7 +73,7 @@
         results.slice(0, MAX_RESULTS).forEach(function (hit) {
           var item = el("li");
           var link = el("a");
-          link.href = hit.sheet.id + ".html#" + encodeURIComponent(hit.row[1]);
+          link.href = (hit.row[5] || hit.sheet.id) + ".html#" + encodeURIComponent(hit.row[1]);
           link.appendChild(el("span", "hit-title", hit.row[2]));
           var where = hit.sheet.title + " › " + hit.row[3];
           if (hit.where) where += " · " + hit.sheet.columns[hit.where[0]][1] + (hit.where[1] ? ": " + hit.where[1] : "");
@@ -119,8 +119,8 @@
   }
 
   // ---- Runnable scripts ----------------------------------------------------------------------
-  function runnable(sheetId, rowId, column) {
-    return hpg.get("runnable/" + sheetId, "data/" + sheetId + ".runnable.js").then(function (data) {
+  function runnable(files, rowId, column) {
+    return hpg.get("runnable/" + files, "data/" + files + ".runnable.js").then(function (data) {
       if (rowId === undefined) return "";
       var text = data[rowId] && data[rowId][column];
       if (!text) throw new Error("no runnable script for " + rowId + " " + column);

@@ -100,6 +100,17 @@
     var table = document.getElementById("sheet");
     var controls = document.querySelector(".controls");
     if (!table || !controls) return;
+    // A sheet split into pages: a link to a row or section that is on another page of it goes there,
+    // and moving between its pages keeps the chosen columns and comparison (the query).
+    var partLinks = Array.prototype.slice.call(document.querySelectorAll("nav.parts a[data-rows]"));
+    var wantedId = decodeURIComponent(window.location.hash.slice(1));
+    if (wantedId && !document.getElementById(wantedId)) {
+      var home = partLinks.filter(function (a) { return a.getAttribute("data-rows").split(" ").indexOf(wantedId) >= 0; })[0];
+      if (home) { window.location.replace(home.getAttribute("href") + window.location.search + window.location.hash); return; }
+    }
+    partLinks.forEach(function (a) {
+      a.addEventListener("click", function () { a.setAttribute("href", a.getAttribute("href").split("?")[0] + window.location.search); });
+    });
     var boxes = Array.prototype.slice.call(controls.querySelectorAll("input[name=col]"));
     var allColumns = boxes.map(function (box) { return box.value; });
     var names = {};
@@ -232,7 +243,9 @@
     }
 
     hpg.sheet = {
-      id: decodeURIComponent(window.location.pathname.split("/").pop().replace(/\.html$/, "")),
+      id: table.getAttribute("data-sheet"),
+      // the files of this page (data/<files>.runs.js…): the sheet's id, or its page's for a sheet split into pages
+      files: table.getAttribute("data-files") || table.getAttribute("data-sheet"),
       table: table, controls: controls, columns: allColumns, names: names, filter: input,
       choose: function (visible) { choose(visible, false); },
       chooseAll: function () { choose(columnsFromUrl(), false); },
@@ -246,7 +259,7 @@
       if (!details.open || !kind || details.getAttribute("data-loaded")) return;
       var td = details.closest("td");
       details.setAttribute("data-loaded", "loading");
-      hpg.get(kind + "/" + hpg.sheet.id, "data/" + hpg.sheet.id + "." + kind + ".js").then(function (data) {
+      hpg.get(kind + "/" + hpg.sheet.files, "data/" + hpg.sheet.files + "." + kind + ".js").then(function (data) {
         var html = (data[td.parentNode.id] || {})[td.getAttribute("data-col")];
         if (!html) throw new Error("nothing for " + td.parentNode.id + " " + td.getAttribute("data-col"));
         details.insertAdjacentHTML("beforeend", html);
@@ -294,7 +307,7 @@
     });
     // The script comes from data/<sheet>.runnable.js: fetched when the pointer or focus nears.
     table.addEventListener("pointerover", function (event) {
-      if (event.target.closest && event.target.closest("button.copy-run")) hpg.reader().then(function (api) { api.runnable(hpg.sheet.id); });
+      if (event.target.closest && event.target.closest("button.copy-run")) hpg.reader().then(function (api) { api.runnable(hpg.sheet.files); });
     });
     table.addEventListener("click", function (event) {
       var button = event.target.closest ? event.target.closest("button.copy, button.copy-run") : null;
@@ -306,7 +319,7 @@
       var runnable = button.classList.contains("copy-run");
       if (runnable) {
         var td = button.closest("td");
-        text = hpg.reader().then(function (api) { return api.runnable(hpg.sheet.id, td.parentNode.id, td.getAttribute("data-col")); });
+        text = hpg.reader().then(function (api) { return api.runnable(hpg.sheet.files, td.parentNode.id, td.getAttribute("data-col")); });
       }
       copyText(text).then(function () {
         label.textContent = "Copied";

@@ -1,0 +1,174 @@
+"""Mutation testing of the checks (generator/mutate/): the tool finds each kind of weak check, passes a
+strong one, tells an equivalent mutant from a survivor by the values it leaves, and keeps its results
+as committed data matched by identity."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from generator.errors import ContentInvalid
+from generator.load import content
+from generator.mutate import operators
+from generator.mutate import results as store
+from generator.mutate import run as mutation
+from generator.verify.cache import Cache
+from generator.verify.verification import plan
+from tests.conftest import ROOT, section, write_content
+
+
+def _row(row_id: str, setup: str, code: str, check: str, lane: str = "python", declared: str = "") -> str:
+    def block(text: str) -> str:
+        return textwrap.indent(textwrap.dedent(text).strip("\n") + "\n", " " * 10).rstrip("\n")
+
+    parts = [f"  - id: {row_id}", f"    title: {row_id}", "    cells:", "      pytorch:", f"        lanes: [{lane}]",
+             "        setup: |", block(setup), "        code: |", block(code), "        check: |", block(check)]  # fmt: skip
+    if declared:
+        parts += ["        equivalent_mutants:", f"          - mutant: {json.dumps(declared)}", "            why: the test says so"]
+    parts += ["      jax: {text: fact}"]
+    return "\n".join(parts) + "\n"
+
+
+def _mutate(tmp_path, *rows: str):
+    root = write_content(tmp_path / "content", {"s.yaml": section(*rows)})
+    sheets = content.load(root)
+    jobs = plan(sheets)
+    report = mutation.mutate(sheets, jobs, cache=Cache(str(tmp_path / "cache")), cores=2, known=store.Results(), show_progress=False)
+    recorded = store.Results()
+    recorded.add(report.entries)
+    return {key[1]: state for key, state in store.standing(sheets, jobs, recorded).items()}, report, sheets, root
+
+
+def _verdicts(state) -> dict:
+    return {m.description: m.verdict for m in state.survived} | {m.description: "declared" for m, _ in state.declared}
+
+
+def test_an_axis_on_data_where_both_axes_agree_survives_and_a_matrix_that_tells_them_apart_kills_it(tmp_path):
+    code = "a = np.argmax(x, axis=1)"
+    weak = _row("weak", "import numpy as np\nx = np.array([[1.0, 5.0], [3.0, 2.0]])", code, "assert a.tolist() == [1, 0]")
+    strong = _row("strong", "import numpy as np\nx = np.array([[4.0, 5.0, 1.0], [3.0, 2.0, 9.0]])", code, "assert a.tolist() == [1, 2]")
+    states, *_ = _mutate(tmp_path, weak, strong)
+    assert "axis=0 for axis=1 in `np.argmax(x, axis=1)`" in _verdicts(states["weak"])
+    assert states["strong"].survived == () and states["strong"].killed >= 2  # argmin and the axis both die
+
+
+def test_a_nan_check_whose_input_also_holds_inf_lets_isinf_through(tmp_path):
+    weak = _row("weak", "import numpy as np\nx = np.array([1.0, np.nan, np.inf])", "bad = bool(np.isnan(x).any())", "assert bad is True")
+    strong = _row("strong", "import numpy as np\nx = np.array([1.0, np.nan, 2.0])", "bad = bool(np.isnan(x).any())", "assert bad is True")
+    states, *_ = _mutate(tmp_path, weak, strong)
+    assert _verdicts(states["weak"]).get("isinf for isnan in `np.isnan`") == "survived"
+    assert "isinf for isnan in `np.isnan`" not in _verdicts(states["strong"])
+
+
+def test_a_compiled_path_whose_check_passes_the_uncompiled_function_survives(tmp_path):
+    setup = "import jax\nimport jax.numpy as jnp\ndef f(a):\n    return a * 2.0"
+    weak = _row("weak", setup, "g = jax.jit(f)\ny = g(jnp.arange(3.0))", "assert y.tolist() == [0.0, 2.0, 4.0]", lane="jax")
+    # the mechanism: a jitted function is a PjitFunction that can be lowered; the plain one cannot
+    strong = _row("strong", setup, "g = jax.jit(f)\ny = g(jnp.arange(3.0))", "assert y.tolist() == [0.0, 2.0, 4.0]\nassert 'mul' in g.lower(jnp.arange(3.0)).as_text()", lane="jax")
+    states, *_ = _mutate(tmp_path, weak, strong)
+    survivors = {m.description: m for m in states["weak"].survived}
+    unwrapped = survivors["jax.jit(...) unwrapped in `jax.jit(f)`"]
+    assert unwrapped.family == operators.MECHANISM  # the same values, never equivalent
+    assert states["strong"].survived == ()
+
+
+def test_a_value_equivalent_mutant_is_recognised_without_a_declaration(tmp_path):
+    # decimals=0 is np.round's default: dropping it leaves exactly the same values
+    row = _row("eq", "import numpy as np\nx = np.array([1.26, 2.5, -0.74])", "y = np.round(x, decimals=0)", "assert y.tolist() == [1.0, 2.0, -1.0]")
+    states, *_ = _mutate(tmp_path, row)
+    assert states["eq"].equivalent >= 1 and states["eq"].survived == ()
+
+
+def test_a_declared_survivor_is_left_out_of_the_score_with_its_reason(tmp_path):
+    declared = "axis=0 for axis=1 in `np.argmax(x, axis=1)`"
+    row = _row("weak", "import numpy as np\nx = np.array([[1.0, 5.0], [3.0, 2.0]])", "a = np.argmax(x, axis=1)", "assert a.tolist() == [1, 0]", declared=declared)
+    states, _, sheets, _ = _mutate(tmp_path, row)
+    assert [m.description for m, why in states["weak"].declared] == [declared]
+    assert declared not in {m.description for m in states["weak"].survived}
+    assert store.stale_declarations(sheets, {("t", "weak", "pytorch"): states["weak"]}) == []
+
+
+def test_results_are_matched_by_identity_and_a_malformed_file_stops_the_run(tmp_path):
+    row = _row("r", "import numpy as np\nx = np.array([[4.0, 5.0, 1.0], [3.0, 2.0, 9.0]])", "a = np.argmax(x, axis=1)", "assert a.tolist() == [1, 2]")
+    _, report, sheets, root = _mutate(tmp_path, row)
+    folder = os.path.join(root, "mutants")
+    recorded = store.Results()
+    recorded.add(report.entries)
+    assert store.write(folder, recorded, sheets) == [os.path.join(folder, "t.json")]
+    loaded = store.load(folder)
+    jobs = plan(sheets)
+    assert {s.state for s in store.standing(sheets, jobs, loaded).values()} == {"current"}
+    edited = write_content(tmp_path / "content", {"s.yaml": section(row.replace("a = np.argmax(x, axis=1)", "a = np.argmax(x, axis=-1)"))})
+    changed = content.load(edited)
+    assert {s.state for s in store.standing(changed, plan(changed), loaded).values()} == {"stale"}
+    with open(os.path.join(folder, "t.json"), "a") as handle:
+        handle.write("<<<<<<< HEAD\n")
+    with pytest.raises(ContentInvalid) as failed:
+        store.load(folder)
+    assert "t.json" in failed.value.report() and "invalid mutation results JSON" in failed.value.report()
+
+
+def test_the_mutate_command_records_and_only_reruns_what_changed(tmp_path):
+    row = _row("r", "import numpy as np\nx = np.array([[4.0, 5.0, 1.0], [3.0, 2.0, 9.0]])", "a = np.argmax(x, axis=1)", "assert a.tolist() == [1, 2]")
+    root = write_content(tmp_path / "content", {"s.yaml": section(row)})
+    command = [sys.executable, "-m", "generator", "mutate", "--content", root, "--cache", str(tmp_path / "cache"), "--quiet", "--check"]
+    first = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    assert "mutated 1 cell(s)" in first.stderr and "0 survived" in first.stderr
+    again = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert "mutated 0 cell(s)" in again.stderr, again.stderr
+
+
+def test_operators_keep_every_other_line_and_are_deterministic():
+    code = "s = x.sum(dim=1, keepdim=True)   # a comment\n@jax.jit\ndef f(a):\n    return jnp.sin(a)\ny = jax.jit(f)(x)\nopt.zero_grad()\nloss.backward()\n"
+    first, second = operators.mutants(code), operators.mutants(code)
+    assert [m.code for m in first] == [m.code for m in second]
+    assert len({m.description for m in first}) == len(first)
+    for mutant in first:
+        assert len(mutant.code.splitlines()) == len(code.splitlines()), mutant
+        changed = [i for i, (a, b) in enumerate(zip(code.splitlines(), mutant.code.splitlines(), strict=True)) if a != b]
+        assert changed and all(abs(i - changed[0]) <= 1 for i in changed), mutant  # one place, or two adjacent lines swapped
+    assert first[0].family == operators.MECHANISM  # mechanism operators come first
+    kinds = {m.operator for m in first}
+    assert {"unwrap-transform", "drop-decorator", "sibling", "axis", "flip-bool", "delete-call", "swap-statements"} <= kinds
+
+
+def test_a_stale_cell_reuses_the_verdicts_of_mutants_it_already_ran(tmp_path):
+    # operators.py changed (a new operator, say): every cell is stale, but a mutant whose jobs are the
+    # same ones (same code, setup, check, lane, rules) keeps its verdict instead of running again
+    row = _row("r", "import numpy as np\nx = np.array([[4.0, 5.0, 1.0], [3.0, 2.0, 9.0]])", "a = np.argmax(x, axis=1)", "assert a.tolist() == [1, 2]")
+    _, report, sheets, _ = _mutate(tmp_path, row)
+    known = store.Results()
+    known.add(report.entries)
+    known.tools["t"] = (store.TOOL_VERSION, "an older operators version")
+    again = mutation.mutate(sheets, plan(sheets), cache=Cache(str(tmp_path / "cache")), cores=1, known=known, show_progress=False)
+    assert again.ran == 1 and again.jobs == 0
+    assert [m.verdict for m in again.entries[0].mutants] == [m.verdict for m in report.entries[0].mutants]
+
+
+def test_the_site_shows_each_cells_mutants_and_the_report_lists_survivors_and_declarations(tmp_path):
+    from generator import build as build_stage
+
+    weak = _row("weak", "import numpy as np\nx = np.array([[1.0, 5.0], [3.0, 2.0]])", "a = np.argmax(x, axis=1)", "assert a.tolist() == [1, 0]")
+    declared = _row("declared", "import numpy as np\nx = np.array([[1.0, 5.0], [3.0, 2.0]])", "b = np.argmax(x, axis=1)", "assert b.tolist() == [1, 0]",
+                    declared="axis=0 for axis=1 in `np.argmax(x, axis=1)`")  # fmt: skip
+    _, report, sheets, root = _mutate(tmp_path, weak, declared)
+    recorded = store.Results()
+    recorded.add(report.entries)
+    store.write(os.path.join(root, "mutants"), recorded, sheets)
+    options = build_stage.Options(content_dir=root, out_dir=str(tmp_path / "site"), cache_dir=str(tmp_path / "cache"), show_progress=False, benchmarks=False)
+    assert build_stage.build(options).written
+    page = (tmp_path / "site" / "t.html").read_text()
+    assert page.count("1 mutant survived") == 1  # the weak row's badge; the declared one is not a survivor
+    runs = (tmp_path / "site" / "data" / "t.runs.js").read_text()
+    assert "1 of 2 rejected by the check" in runs and "declared equivalent: axis=0 for axis=1" in runs
+    report_page = (tmp_path / "site" / "verification.html").read_text()
+    assert "t/weak</a> [pytorch] value (python): <code>axis=0 for axis=1 in `np.argmax(x, axis=1)`</code>" in report_page
+    assert "t/declared</a> [pytorch] <code>axis=0 for axis=1 in `np.argmax(x, axis=1)`</code>: the test says so" in report_page
+    exported = json.loads((tmp_path / "site" / "verification.json").read_text())["mutation"]
+    assert {(r["row"], tuple(r["survived"])) for r in exported} == {("weak", ("axis=0 for axis=1 in `np.argmax(x, axis=1)`",)), ("declared", ())}
