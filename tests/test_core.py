@@ -693,3 +693,30 @@ def test_gpus_are_counted_from_nvidia_smi(monkeypatch):
 
     monkeypatch.setattr(ledger.subprocess, "run", hangs)
     assert ledger.gpu_count() == 0
+
+
+def test_what_the_second_mutation_run_found_unasserted(tmp_path):
+    from generator.verify.machine import cpu_description
+
+    job = Job("s", "r", "c", "python", CELL, 60.0, "k", missing=("a",))
+    assert judge.not_applicable(job, LANES["python"]).device == cpu_description()
+    assert judge.error_line('File "a", line 1\n    src\nBare\n') == "Bare at: src"
+    assert judge.error_line('File "a", line 1\n    src\n^ ~\n') == "^ ~"
+    # a job without a result before one with a result: the writer goes on to the next
+    first, second = (Job("s", "r", c, "torch:cuda", CELL, 60.0, "k", "i") for c in ("a", "b"))
+    written = ledger.write(str(tmp_path / "l" / "g.json"), "g", [first, second], {second.id: Result(status="passed")})
+    assert [entry["column"] for entry in written["entries"]] == ["b"]
+    (tmp_path / "l" / "0-notes.txt").write_text("not a ledger")  # sorted before the ledger: skipped, not the end
+    assert [data["machine"] for data in ledger.load_all(str(tmp_path / "l"))] == ["g"]
+    assert _read(fields.Lanes("d"), "torch")[1] == ["'k' must be a non-empty list of lane names"]
+    spec = fields.Spec("row", id=fields.Slug("the id"))
+    reader = fields.Reader("f.yaml")
+    reader.mapping(_seq(1), spec, 9)
+    reader.read("x", spec, 5)
+    assert [(e.line, e.message) for e in reader.errors] == [(1, "a row must be a mapping"), (5, "a row must be a mapping")]
+    code = fields.Reader("f.yaml")
+    folded = Text("x = 1\n")
+    folded.style, folded.content_line = ">", 3
+    fields.Code("d").check(code, folded, 2, "code")
+    fields.Code("d").check(code, 5, 4, "code")
+    assert [e.line for e in code.errors] == [2, 4]
