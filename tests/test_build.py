@@ -235,8 +235,8 @@ def test_the_build_started_last_keeps_its_site_whichever_finishes_first(tmp_path
 def test_concurrent_builds_do_not_corrupt_cache_or_interleave_site(tmp_path):
     """Two builds into one site and one cache, made to overlap: each holds in a barrier cell until the other
     has reached it, so both are verifying, storing and then publishing at the same time."""
-    arrived = tmp_path / "arrived"
-    arrived.mkdir()
+    arrived = _lane_home(tmp_path) / "arrived"  # where a sandboxed cell can write
+    arrived.mkdir(parents=True)
     rows = [code_row(f"r{i}", f"x = {i}", f"assert x == {i}") for i in range(6)]
     root = _content(tmp_path, _barrier_row("both", arrived, 2), *rows)
     command = [sys.executable, "-m", "generator", "build", "--content", root, "--out", str(tmp_path / "site"), "--cache", str(tmp_path / "cache"), "--quiet", "--no-benchmarks", "--jobs", "1"]

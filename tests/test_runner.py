@@ -77,7 +77,8 @@ def test_hostile_cells_each_get_their_own_status(run_rows):
 def test_timeouts_do_not_wait_for_the_cell(run_rows, tmp_path):
     """The run returns with the cell timed out and killed: what it would have done after its sleep never
     happens (no clock in the assertion: a run that waited for the cell would find the marker written)."""
-    marker = tmp_path / "woke-up"
+    marker = tmp_path / "cache" / "home" / "python" / "woke-up"  # the lane's home: a sandboxed cell can write there
+    marker.parent.mkdir(parents=True, exist_ok=True)
     results = run_rows(code_row("sleeper", f"import time\ntime.sleep(600)\nopen({str(marker)!r}, 'w').close()", timeout=1))
     assert results["sleeper"].status == "timeout", results["sleeper"]
     assert not marker.exists()
