@@ -50,9 +50,10 @@ test: $(DEV_STAMP)
 	@if [ "$(SANDBOX_DEPS)" = 1 ]; then .ci/sandbox-deps; fi
 	$(PY) -m pytest
 
-# The fast suite (under 2 minutes): no real content build, no browser, no benchmark run.
+# The fast suite: no real content build, no browser, no benchmark run;
+# spread over the cores with pytest-xdist (the content tests share one build per session: not here).
 test-fast: $(DEV_STAMP)
-	$(PY) -m pytest -m "not content and not browser"
+	$(PY) -m pytest -m "not content and not browser" -n auto
 
 check: $(STAMP)
 	$(PY) -m generator check

@@ -91,8 +91,8 @@ def build(options: Options) -> Outcome:
     files = render.render_site(sheets, verification, pages=site_pages, fragments=fragments)
     try:
         fragments.save(fragments_path)
-    except OSError:
-        pass  # a cache that cannot be written only costs time
+    except OSError as error:  # a cache that cannot be written only costs time, but is said
+        verification.warnings.add(f"{fragments_path} could not be written ({error.strerror or error}): the next build highlights every cell again")
     written = sitefiles.publish(files, options.out_dir, ticket)
     return Outcome(verification, written=written, superseded=not written)
 

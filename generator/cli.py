@@ -1,5 +1,9 @@
 """The command line: `python -m generator COMMAND`. Exit 0 all good, 1 a cell failed, 2 invalid content,
-3 refused for safety: the sandbox is required and missing, or cells changed files the build reads."""
+3 refused for safety: the sandbox is required and missing, or cells changed files the build reads.
+
+It is the one module that prints a command's outcome and chooses its exit status (the stages return
+report objects; reports.py turns them into text), which keeps it over the 400 lines a module keeps to:
+one short function per command and per kind of run, each importing only what it uses."""
 
 from __future__ import annotations
 
@@ -7,23 +11,13 @@ import argparse
 import os
 import signal
 import sys
+import threading
 import time
 
-from generator import build as build_stage
-from generator import integrity
-from generator.bench import results as bench_results
-from generator.contrib import changes, newrow
-from generator.contrib import coverage as coverage_module
-from generator.contrib import serve as serve_module
 from generator.errors import ContentInvalid
-from generator.lanes import LANES
-from generator.load import content, pages
-from generator.model import Status
-from generator.verify import environments, explain, gpu, ledger, shards
-from generator.verify import sandbox as sandboxes
-from generator.verify.cache import Cache
-from generator.verify.progress import summary_table
-from generator.verify.verification import Verification, gpu_runs, plan
+
+# Each command imports the stages it uses inside its function (mkdocs' __main__ does the same): `check`
+# need not import the renderer, the runner or NumPy, and every CLI process starts in a fraction of the time.
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -37,9 +31,10 @@ def _running(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache", default=".cache", help="the cache folder (default: .cache)")
     parser.add_argument("--memory-cap", type=int, metavar="MIB", help="memory one cell may use, in MiB (default 6144)")
     parser.add_argument("--quiet", action="store_true", help="no progress display")
+    parser.add_argument("--strict", action="store_true", help="a warning (a result not stored, a cache entry not read) fails the command; CI=true implies it")
     parser.add_argument(
         "--sandbox",
-        choices=sandboxes.POLICIES,
+        choices=("auto", "require", "off"),  # sandbox.POLICIES (a test checks), named here so that parsing imports nothing
         help="run cells in the bubblewrap sandbox: auto (where it works), require (refuse to run without it), off "
         "(default: MLSHEETS_SANDBOX, else require under CI=true, else auto; docs/sandbox.md)",
     )
@@ -86,6 +81,12 @@ def parser() -> argparse.ArgumentParser:
     cache.add_argument("--cache", default=".cache", help="the cache folder (default: .cache)")
     cache.add_argument("--dry-run", action="store_true", help="say what would be removed; remove nothing")
 
+    ledgers = commands.add_parser("ledger", help="look after the committed ledgers (GPU runs, older releases)")
+    ledgers.add_argument("action", choices=("rekey",), help="rekey: carry the entries over a change of the worker's digest that changes no behaviour")
+    _common(ledgers)
+    ledgers.add_argument("--from-runner", required=True, metavar="DIGEST", help="the worker digest the entries were written under")
+    ledgers.add_argument("--dry-run", action="store_true", help="say what would be re-keyed; write nothing")
+
     check = commands.add_parser("check", help="load and validate the content; run nothing")
     _common(check)
 
@@ -113,21 +114,31 @@ def _terminate(signum, frame):
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    signal.signal(signal.SIGTERM, _terminate)
+    # SIGTERM unwinds like Ctrl-C while the command runs; the caller's handler is back afterwards
+    # (main is also called in-process, by tests and `serve`, and must leave no handler behind)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
+    from generator.verify.sandbox import SandboxUnavailable
+
     try:
         return COMMANDS[args.command](args)
     except ContentInvalid as invalid:
         print(invalid.report(), file=sys.stderr)
         return 2
-    except sandboxes.SandboxUnavailable as refused:
+    except SandboxUnavailable as refused:
         print(f"error: {refused}", file=sys.stderr)
         return 3
     except KeyboardInterrupt:
         print("interrupted: the last good site is left in place", file=sys.stderr)
         return 130
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
 
 
-def _options(args) -> build_stage.Options:
+def _options(args):
+    from generator import build as build_stage
+
     return build_stage.Options(
         content_dir=args.content,
         out_dir=getattr(args, "out", "site"),
@@ -144,36 +155,51 @@ def _options(args) -> build_stage.Options:
 
 
 def _report(verification, started: float) -> None:
-    if verification.report is not None:
-        print(summary_table(verification.report), file=sys.stderr)
-    for note in verification.report.notes if verification.report is not None else ():
-        print(f"note: {note}", file=sys.stderr)
-    problems = set()
-    for (sheet, row, column), verdict in verification.failures():
-        for lane, result in verdict.results:
-            if result.status != Status.PASSED:
-                print(f"\n{result.status.upper()}: {sheet}/{row} [{column}] in lane {lane}", file=sys.stderr)
-                if result.error:
-                    print(result.error.rstrip(), file=sys.stderr)
-        for index, lane, result in verdict.counterexamples:
-            if result.status != Status.PASSED:
-                print(f"\n{result.status.upper()}: {sheet}/{row} [{column}] counterexample {index} in lane {lane}: {result.detail}", file=sys.stderr)
-                if result.error and result.detail.startswith(("expected", "the counterexample failed in")):
-                    print(result.error.rstrip(), file=sys.stderr)
-        if verdict.problem and (sheet, row) not in problems:
-            problems.add((sheet, row))
-            print(f"\nFAILED: {sheet}/{row}: {verdict.problem}", file=sys.stderr)
+    from generator import reports
+
+    print(reports.verification_text(verification), file=sys.stderr)
     print(f"done in {time.perf_counter() - started:.2f} s", file=sys.stderr)
 
 
+def _strict(args) -> bool:
+    """--strict, or a CI run (CI=true, as GitHub Actions and .ci/run set it): warnings fail."""
+    return bool(getattr(args, "strict", False)) or os.environ.get("CI", "").lower() == "true"
+
+
+def _strict_fails(args, warnings) -> bool:
+    """Whether the warnings (printed already) fail this command: under --strict or CI, any does."""
+    if _strict(args) and len(warnings):
+        print(f"--strict: {len(warnings)} warning(s) fail this command", file=sys.stderr)
+        return True
+    return False
+
+
+def _merged(args, options) -> bool:
+    """--merge's bundles checked and imported into the cache (True), or why not, naming the shard."""
+    from generator.verify import shards
+    from generator.verify.cache import Cache
+
+    try:
+        imported = shards.merge(args.merge, _planned(options), Cache(options.cache_dir))
+    except shards.MergeError as error:
+        print(f"merge failed, nothing imported:\n{error}", file=sys.stderr)
+        return False
+    print(f"merged {len(args.merge)} bundle(s): {imported} passed result(s) in {options.cache_dir}", file=sys.stderr)
+    return True
+
+
 def cmd_build(args) -> int:
+    from generator import build as build_stage
+
     started = time.perf_counter()
     options = _options(args)
-    if args.merge and not shards.merge_into_cache(options, _planned(options), args.merge):
+    if args.merge and not _merged(args, options):
         return 1
     outcome = build_stage.build(options)
     _report(outcome.verification, started)
     if outcome.tampered:
+        from generator import integrity
+
         print(f"error: {integrity.Tampered(list(outcome.tampered))}", file=sys.stderr)
         return 3
     if outcome.failures:
@@ -184,36 +210,38 @@ def cmd_build(args) -> int:
         return 1
     if outcome.superseded:
         print(f"not written: a build started after this one has already written {args.out}/, left in place", file=sys.stderr)
-        return 0
-    print(f"site written to {args.out}/", file=sys.stderr)
-    return 0
+    else:
+        print(f"site written to {args.out}/", file=sys.stderr)
+    return 1 if _strict_fails(args, outcome.verification.warnings) else 0
 
 
-def _planned(options: build_stage.Options) -> list:
+def _planned(options) -> list:
     """The jobs of the content (of --only's rows): what a shard splits and a merge checks against."""
+    from generator.load import content
+    from generator.verify.verification import plan
+
     return plan(content.load(options.content_dir), only=options.only)
 
 
 def cmd_verify(args) -> int:
+    from generator import build as build_stage
+    from generator import reports
+    from generator.contrib import changes
+
     if args.explain:
-        jobs = plan(content.load(args.content), only=set(args.explain))
-        if not jobs:
-            print(f"no code cell in {', '.join(args.explain)}", file=sys.stderr)
-            return 2
-        print("\n".join(explain.explain(jobs, Cache(args.cache), LANES, force=args.force)))
-        return 0
+        return _explain(args)
     if args.device != "cpu":
-        return gpu.verify_on_device(args, lambda: content.load(args.content))
+        return _verify_on_device(args)
     if args.environment:
-        return environments.verify_environment(args, lambda: _planned(_options(args)))
+        return _verify_environment(args)
     started = time.perf_counter()
     options = _options(args)
     if args.shard:
         if args.changed_since or args.merge:
             print("--shard cannot be combined with --changed-since or --merge", file=sys.stderr)
             return 2
-        return shards.run_shard(options, _planned(options), args.shard, args.bundle, args.timings)
-    if args.merge and not shards.merge_into_cache(options, _planned(options), args.merge):
+        return _run_shard(args, options)
+    if args.merge and not _merged(args, options):
         return 1
     if args.changed_since:
         changed = changes.changed_rows(args.content, args.changed_since)
@@ -225,28 +253,102 @@ def cmd_verify(args) -> int:
     _report(verification, started)
     if args.summary:
         with open(args.summary, "w", encoding="utf-8") as handle:
-            handle.write(markdown_summary(verification, options.only))
-    return 1 if verification.failures() else 0
+            handle.write(reports.markdown_summary(verification, options.only))
+    return 1 if verification.failures() or _strict_fails(args, verification.warnings) else 0
 
 
-def markdown_summary(verification, only) -> str:
-    """The verification table of the rows run, as Markdown."""
-    lines = ["| status | row | column | lane | duration | versions |", "|---|---|---|---|---|---|"]
-    for (sheet, row, column), verdict in sorted(verification.verdicts.items()):
-        if only is not None and row not in only and f"{sheet}/{row}" not in only:
-            continue
-        for lane, result in verdict.results:
-            mark = "✅" if result.status == Status.PASSED else "❌"
-            versions = ", ".join(f"{k} {v}" for k, v in sorted(result.versions.items()))
-            lines.append(f"| {mark} {result.status} | `{sheet}/{row}` | {column} | {lane} | {result.duration:.2f} s | {versions} |")
-    if len(lines) == 2:
-        lines.append("| – | no row changed | | | | |")
-    return "\n".join(lines) + "\n"
+def _explain(args) -> int:
+    from generator.lanes import LANES
+    from generator.load import content
+    from generator.verify import explain
+    from generator.verify.cache import Cache
+    from generator.verify.verification import plan
+
+    jobs = plan(content.load(args.content), only=set(args.explain))
+    if not jobs:
+        print(f"no code cell in {', '.join(args.explain)}", file=sys.stderr)
+        return 2
+    print("\n".join(explain.explain(jobs, Cache(args.cache), LANES, force=args.force)))
+    return 0
+
+
+def _recorded(args, run, summary: str, warnings, started: float) -> None:
+    """What a GPU or older-release run did (and --summary FILE: its ledger's summary)."""
+    from generator import reports
+
+    print(reports.recorded_text(run, summary, warnings), file=sys.stderr)
+    if getattr(args, "summary", None):
+        with open(args.summary, "w", encoding="utf-8") as handle:
+            handle.write(summary)
+    print(f"wrote {run.path}; {time.perf_counter() - started:.1f} s", file=sys.stderr)
+
+
+def _verify_on_device(args) -> int:
+    from generator.load import content
+    from generator.verify import gpu, ledger
+    from generator.verify.cache import Cache
+
+    started = time.perf_counter()
+    gpus = ledger.gpu_count()
+    if gpus == 0:
+        print("no NVIDIA GPU here (`nvidia-smi -L` lists none): nothing was run and no ledger was written", file=sys.stderr)
+        return 1
+    cache = Cache(args.cache)
+    run = gpu.verify_on_device(content.load(args.content), args.content, device=args.device, gpus=gpus, cache=cache, cores=args.jobs,
+                               only=set(args.only) if args.only else None, machine=args.machine, force=args.force,
+                               show_progress=not args.quiet, sandbox=args.sandbox)  # fmt: skip
+    _recorded(args, run, gpu.summary(run.jobs, run.report.results), cache.warnings, started)
+    return 1 if run.failed or _strict_fails(args, cache.warnings) else 0
+
+
+def _verify_environment(args) -> int:
+    from generator.verify import environments
+    from generator.verify.cache import Cache
+
+    started = time.perf_counter()
+    try:
+        env = environments.load_environment(args.environment)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    wrong = environments.mismatched(env)
+    if wrong:
+        print(f"this interpreter ({sys.executable}) is not environment {env.name}: {'; '.join(wrong)}. "
+              f"Run `make verify-env ENV={env.name}`, which builds .venvs/{env.name}", file=sys.stderr)  # fmt: skip
+        return 2
+    cache = Cache(args.cache)
+    run = environments.verify_environment(env, _planned(_options(args)), args.content, cache=cache, cores=args.jobs,
+                                          force=args.force, show_progress=not args.quiet, sandbox=args.sandbox)  # fmt: skip
+    _recorded(args, run, environments.summary(env, run.jobs, run.report.results), cache.warnings, started)
+    return 1 if _strict_fails(args, cache.warnings) else 0
+
+
+def _run_shard(args, options) -> int:
+    from generator import reports
+    from generator.verify import shards
+    from generator.verify.cache import Cache
+
+    try:
+        k, n = shards.parse_shard(args.shard)
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        return 2
+    cache = Cache(options.cache_dir)
+    run = shards.run_shard(cache, _planned(options), k, n, args.bundle or f"shard-{k}-of-{n}.json", args.timings, cores=options.cores,
+                           force=options.force, show_progress=options.show_progress, memory_cap=options.memory_cap,
+                           sandbox=options.sandbox)  # fmt: skip
+    print(reports.shard_text(run, args.timings, cache.warnings), file=sys.stderr)
+    return 1 if run.failed or _strict_fails(args, cache.warnings) else 0
 
 
 def cmd_mutate(args) -> int:
+    from generator.contrib import changes
+    from generator.load import content
     from generator.mutate import results as mutation_results
     from generator.mutate import run as mutation
+    from generator.verify import shards
+    from generator.verify.cache import Cache
+    from generator.verify.verification import plan
 
     started = time.perf_counter()
     sheets = content.load(args.content)
@@ -285,6 +387,11 @@ def cmd_mutate(args) -> int:
 
 
 def cmd_cache(args) -> int:
+    from generator.load import content
+    from generator.verify import explain
+    from generator.verify.cache import Cache
+    from generator.verify.verification import plan
+
     sheets = content.load(args.content)
     keep = {job.key for device in ("cpu", "cuda") for job in plan(sheets, device=device, gpus=8)}
     removed, kept, freed = explain.prune(Cache(args.cache), keep, dry_run=args.dry_run)
@@ -293,7 +400,22 @@ def cmd_cache(args) -> int:
     return 0
 
 
+def cmd_ledger(args) -> int:
+    from generator.load import content
+    from generator.verify import rekey
+
+    done = rekey.rekey(args.content, content.load(args.content), args.from_runner, dry_run=args.dry_run)
+    for item in done:
+        print(item.line())
+    print(f"{'would re-key' if args.dry_run else 're-keyed'} {sum(item.rekeyed for item in done)} entries in {len(done)} file(s)")
+    return 0
+
+
 def cmd_check(args) -> int:
+    from generator.bench import results as bench_results
+    from generator.load import content, pages
+    from generator.verify import ledger
+
     sheets = content.load(args.content)
     pages.load(args.content, sheets)
     bench_results.load_published(os.path.join(args.content, "benchmarks"))
@@ -305,6 +427,8 @@ def cmd_check(args) -> int:
 
 
 def cmd_new_row(args) -> int:
+    from generator.contrib import newrow
+
     row_id, path, line = newrow.new_row(args.content, args.sheet, args.section, args.title, args.id)
     print(f"{path}:{line}: added row '{row_id}' with a placeholder cell per column", file=sys.stderr)
     print(f"fill it in, then run: make verify ROW={row_id}", file=sys.stderr)
@@ -312,6 +436,10 @@ def cmd_new_row(args) -> int:
 
 
 def cmd_coverage(args) -> int:
+    from generator.contrib import coverage as coverage_module
+    from generator.load import content
+    from generator.verify.verification import Verification, gpu_runs
+
     sheets = content.load(args.content)
     verification = Verification(None, {}, *gpu_runs(sheets, os.path.join(args.content, "ledger")))
     print(coverage_module.report(sheets, verification))
@@ -319,6 +447,8 @@ def cmd_coverage(args) -> int:
 
 
 def cmd_serve(args) -> int:
+    from generator.contrib import serve as serve_module
+
     serve_module.serve(_options(args), port=args.port)
     return 0
 
@@ -331,5 +461,6 @@ COMMANDS = {
     "coverage": cmd_coverage,
     "serve": cmd_serve,
     "cache": cmd_cache,
+    "ledger": cmd_ledger,
     "mutate": cmd_mutate,
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -35,7 +36,9 @@ class ContentInvalid(Exception):
 
 
 @lru_cache(maxsize=64)
-def _lines(path: str) -> tuple[str, ...] | None:
+def _lines(path: str, stamp: tuple[int, int]) -> tuple[str, ...] | None:
+    """The file's lines as they were at `stamp` (its mtime and size): an edited file is read again
+    (`serve` reports the errors of one file many times, and must quote what is there now)."""
     try:
         with open(path, encoding="utf-8") as handle:
             return tuple(handle.read().splitlines())
@@ -44,7 +47,11 @@ def _lines(path: str) -> tuple[str, ...] | None:
 
 
 def _line_of(path: str, line: int) -> str | None:
-    lines = _lines(path)
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    lines = _lines(path, (stat.st_mtime_ns, stat.st_size))
     if lines is None or not 1 <= line <= len(lines):
         return None
     return lines[line - 1].rstrip()

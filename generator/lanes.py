@@ -8,6 +8,7 @@ environment and prelude share one worker process.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 # One thread per cell process: the scheduler already runs one cell per core, and oversubscribed
@@ -137,22 +138,36 @@ _LANES = (
     _keras("tensorflow", ("tensorflow",), ("tensorflow-cpu",), _TF_ENV),
     Lane("pytensor", ("pytensor", "pytensor.tensor"), ("pytensor", "numpy"), skeleton="import pytensor\nimport pytensor.tensor as pt"),
 )
-class _LaneTable(dict):
-    """Lanes by name; 'LANE:DEVICE' names (e.g. 'torch:cuda') are made on first use."""
+class LaneTable(Mapping):
+    """The lanes by name, read-only. A 'LANE:DEVICE' name (e.g. 'torch:cuda') is the lane as it runs
+    on that device, made when asked for and never stored: the table is the same, whatever was read
+    from it (it used to grow as device lanes were read, so its length depended on test order)."""
 
-    def __missing__(self, name: str) -> Lane:
+    def __init__(self, lanes):
+        self._lanes = {lane.name: lane for lane in lanes}
+
+    def __getitem__(self, name: str) -> Lane:
+        if name in self._lanes:
+            return self._lanes[name]
         base, _, device = name.partition(":")
-        if not device or base not in self:
+        if not device or base not in self._lanes:
             raise KeyError(name)
-        lane = on_device(self[base], device)
-        self[name] = lane
-        return lane
+        try:
+            return on_device(self._lanes[base], device)
+        except ValueError:  # a lane that cannot run there: no such name
+            raise KeyError(name) from None
+
+    def __iter__(self):
+        return iter(self._lanes)
+
+    def __len__(self) -> int:
+        return len(self._lanes)
 
     def __contains__(self, name) -> bool:  # content may name only the base lanes
-        return dict.__contains__(self, name) and ":" not in name
+        return name in self._lanes
 
 
-LANES: dict[str, Lane] = _LaneTable({lane.name: lane for lane in _LANES})
+LANES: Mapping[str, Lane] = LaneTable(_LANES)
 
 # Lanes that can use an NVIDIA GPU, and how their environment changes there.
 GPU_LANES = ("torch", "torch-dist", "jax", "keras@jax", "keras@torch")
@@ -184,3 +199,4 @@ def on_device(lane: Lane, device: str) -> Lane:
         env.update(_TORCH_GPU_ENV)
     env = {k: v for k, v in env.items() if v}
     return replace(lane, name=f"{lane.name}:{device}", env=env, device=device)
+

@@ -59,6 +59,14 @@ def section(*rows: str, section_id: str = "s") -> str:
     return f"id: {section_id}\ntitle: Section\nrows:\n" + "".join(rows)
 
 
+def summary_counts(stderr: str) -> tuple[int, int, int]:
+    """(passed, failed, cached) of the summary table's total row: the counts, not the table's padding."""
+    totals = [line.split() for line in stderr.splitlines() if line.split()[:1] == ["total"]]
+    assert len(totals) == 1, f"no single 'total' row in:\n{stderr}"
+    passed, failed, cached = (int(n) for n in totals[0][1:4])
+    return passed, failed, cached
+
+
 @pytest.fixture
 def run_rows(tmp_path):
     """Run rows (from code_row) and return {row id: (status, result)} for their code cells."""

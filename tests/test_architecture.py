@@ -38,3 +38,25 @@ def test_no_module_over_the_limit_without_a_reason_at_its_top():
         if f"{LIMIT} lines" not in docstring:
             too_long.append(f"{module} ({text.count(chr(10))} lines)")
     assert too_long == [], f"over {LIMIT} lines with no reason at the top (say why, with '{LIMIT} lines'): {too_long}"
+
+
+def test_the_worker_is_a_standard_library_directory_whose_modules_import_each_other_by_plain_name():
+    """The worker runs as `python -I generator/verify/worker`: nothing of the generator or of a
+    third-party package may be imported at its top level (a cell must be able to import nothing of
+    the generator, and the GPU machine's interpreter has only what it has)."""
+    import sys
+
+    folder = os.path.join(PACKAGE, "verify", "worker")
+    siblings = {name[:-3] for name in os.listdir(folder) if name.endswith(".py")}
+    assert "__main__" in siblings and not os.path.exists(os.path.join(folder, "__init__.py"))
+    outside = []
+    for name in sorted(siblings):
+        with open(os.path.join(folder, f"{name}.py"), encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+        for node in ast.walk(tree):
+            modules = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            for module in modules:
+                top = module.split(".")[0]
+                if top not in sys.stdlib_module_names and top not in siblings and top != "__future__":
+                    outside.append(f"{name}.py imports {module}")
+    assert outside == []

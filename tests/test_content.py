@@ -49,6 +49,9 @@ EXPECTED = {
         "two_kinds.yaml:8: a cell needs exactly one of 'code', 'text' or 'none'; this one has more than one of them\n"
         "    8 |         text: \"a fact\"",
     ],
+    "null_required_field.yaml": [
+        "null_required_field.yaml:6: 'cells' is required but has no value (nothing after 'cells:')\n    6 |     cells:",
+    ],
     "yaml_bomb.yaml": [
         "yaml_bomb.yaml:6: YAML anchors and aliases are not allowed in content; the file was refused\n"
         "    6 |     notes: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]",

@@ -5,6 +5,7 @@ a cell that imports what the machine lacks is not applicable, and GPU evidence d
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 import os
 import shutil
@@ -14,9 +15,10 @@ import sys
 from generator.lanes import Lane
 from generator.load import content
 from generator.model import NOT_APPLICABLE, PASSED, Cell, Job, Result, Snippet, Source
-from generator.verify import ledger, worker
+from generator.verify import ledger
 from generator.verify.cache import Cache, job_identity, job_key
 from generator.verify.judge import device_evidence
+from generator.verify.lane_worker import WORKER_SCRIPT
 from generator.verify.runner import run_jobs
 from generator.verify.verification import Verification, judge, plan, verify
 from tests.conftest import ROOT, code_row, section, write_content
@@ -117,6 +119,10 @@ x = "import not_this"
 
 
 def test_the_driver_version_is_read_from_the_proc_line():
+    # the worker's device module, loaded by its path as the worker (a directory python runs) has it
+    spec = importlib.util.spec_from_file_location("worker_device", os.path.join(WORKER_SCRIPT, "device.py"))
+    worker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(worker)
     line = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build  (dvs-builder@U16)  Thu Sep 18 2025"
     assert worker.driver_version(line) == "580.95.05"
     assert worker.driver_version("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.12  Wed Aug 30 2023") == "535.104.12"

@@ -114,7 +114,7 @@ def test_badge_and_report_show_gpu_and_stale(tmp_path):
     "text, message",
     [
         ('{"format": 1, "machine": "g", "entries": [}', "invalid ledger JSON"),
-        ('{"format": 2, "machine": "g", "entries": [{"id": "x"}]}', "malformed ledger: an entry lacks"),
+        ('{"format": 2, "machine": "g", "entries": [{"id": "x"}]}', "malformed ledger: entry x lacks"),
         (
             '{"format": 2, "machine": "g", "entries": [{"id": "x", "sheet": "s", "row": "r", "column": "c", "lane": "jax", "identity": "i", "status": "ok"}]}',
             "malformed ledger: entry x: unknown status 'ok'",
@@ -128,6 +128,31 @@ def test_malformed_ledger_is_a_content_error(tmp_path, text, message):
     with pytest.raises(ContentInvalid) as raised:
         ledger.load_all(str(tmp_path))
     assert message in raised.value.report() and "bad.json:1" in raised.value.report()
+
+
+def test_an_unreadable_ledger_is_never_replaced_by_a_new_run(tmp_path):
+    """Four entries and a merge-conflict marker: the next GPU run stops with the file and line instead
+    of writing a ledger of its own entries only (a ledger costs a GPU run)."""
+    sheets = content.load(SAMPLE)
+    gpu_jobs = plan(sheets, device="cuda", gpus=1)
+    path = tmp_path / "g.json"
+    ledger.write(str(path), "g", gpu_jobs, {job.id: _gpu_result() for job in gpu_jobs})
+    lines = path.read_text().splitlines(keepends=True)
+    conflicted = "".join(lines[:5] + ["<<<<<<< HEAD\n"] + lines[5:])
+    path.write_text(conflicted)
+    one = gpu_jobs[:1]
+    with pytest.raises(ContentInvalid) as raised:
+        ledger.write(str(path), "g", one, {job.id: _gpu_result("failed") for job in one})
+    assert f"{path}:6: invalid ledger JSON" in raised.value.report()
+    assert path.read_text() == conflicted  # left as it was, for a person to resolve
+
+
+def test_a_ledger_entry_with_a_null_identity_is_malformed_at_its_line(tmp_path):
+    entry = {"id": "s/r/c@jax:cuda", "sheet": "s", "row": "r", "column": "c", "lane": "jax:cuda", "identity": None, "status": "passed"}
+    (tmp_path / "bad.json").write_text(json.dumps({"format": 2, "machine": "g", "entries": [entry]}, indent=1, sort_keys=True))
+    with pytest.raises(ContentInvalid) as raised:
+        ledger.load_all(str(tmp_path))
+    assert "bad.json:5: malformed ledger: entry s/r/c@jax:cuda lacks ['identity']" in raised.value.report()
 
 
 def test_machine_name_is_a_slug():
@@ -185,3 +210,18 @@ def test_a_gpu_only_cell_says_what_its_gpu_run_showed(tmp_path, entry, badge):
     lazy = 'data-lazy="runs"' in files["t.html"].decode()
     assert lazy == badge.startswith("✓")
     assert ("Test GPU" in files["data/t.runs.js"].decode()) == lazy
+
+
+def test_a_gpu_run_with_an_unreadable_ledger_stops_before_running_anything(tmp_path, monkeypatch, capsys):
+    from generator import cli
+    from generator.verify import recorded
+
+    root = tmp_path / "content"
+    shutil.copytree(SAMPLE, root)
+    (root / "ledger").mkdir()
+    (root / "ledger" / "nvidia-h200.json").write_text('{"format": 2,\n<<<<<<< HEAD\n')
+    monkeypatch.setattr(ledger, "gpu_count", lambda: 1)
+    monkeypatch.setattr(recorded, "run_jobs", lambda *a, **k: pytest.fail("a job ran"))
+    assert cli.main(["verify", "--device", "cuda", "--content", str(root), "--cache", str(tmp_path / "c"), "--quiet"]) == 2
+    assert "nvidia-h200.json:2: invalid ledger JSON" in capsys.readouterr().err
+    assert (root / "ledger" / "nvidia-h200.json").read_text() == '{"format": 2,\n<<<<<<< HEAD\n'

@@ -38,7 +38,7 @@ def quick_worker_alive():
             command = open(f'/proc/{pid}/cmdline', 'rb').read().decode(errors='replace')
         except OSError:
             continue
-        if 'worker.py' in command and '"imports": ["json"]' in command and scratch in command:
+        if "verify/worker" in command and '"imports": ["json"]' in command and scratch in command:
             return True
     return False
 deadline = time.time() + 30

@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 from generator.bench.measure import PACKAGE_ROOT, SCHEMA, variant_label
-from generator.bench.run import code_digest, package_versions
 from generator.files import atomic_write
 
 # --- publishing: the results as data ----------------------------------------------------------------------
@@ -86,6 +85,8 @@ def load_published(folder, repo_root=PACKAGE_ROOT) -> dict | None:
         raise ContentInvalid(errors)
     if not runs:
         return None
+    from generator.bench.run import code_digest, package_versions  # here: `check` without a run imports none of it
+
     runs.sort(key=lambda run: (run[0], run[1]))
     _, _, data, path = runs[-1]
     stale = []

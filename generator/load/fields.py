@@ -8,9 +8,9 @@ themselves are in generator/load/schema.py; the loaders (content.py, pages.py) r
 keep only the checks that need more than one field (a cell's lanes against its column's, evidence
 against the rows that exist).
 
-A value that is null (`key:` with nothing after it) counts as absent for the fields whose type has
-`null_ok` (strings, code and a few lists), and is a type error for the others: that is what the
-loaders did before these specs, kept as it was.
+A value that is null (`key:` with nothing after it) counts as absent for the optional fields whose
+type has `null_ok` (strings, code and a few lists), and is a type error for the others. A required
+field is never null: `cells:` with nothing after it is an error, not a row with no cells.
 """
 
 from __future__ import annotations
@@ -64,6 +64,9 @@ class Field:
 
     def read(self, reader: Reader, data: Map, key: str):
         value = data[key]
+        if value is None and self.required:
+            reader.error(data.key_lines[key], f"'{key}' is required but has no value (nothing after '{key}:')")
+            return self.missing()
         if value is None and self.null_ok:
             return self.missing()
         return self.check(reader, value, data.key_lines[key], key)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import re
 import sys
-import time
 from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
@@ -24,11 +23,9 @@ from packaging.version import InvalidVersion, Version
 from generator import versions
 from generator.lanes import LANES
 from generator.model import NOT_APPLICABLE, PASSED
-from generator.verify import cache as cache_module
 from generator.verify import ledger
 from generator.verify.judge import error_line
-from generator.verify.progress import summary_table
-from generator.verify.runner import run_jobs
+from generator.verify.recorded import RecordedRun, run_and_record
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FOLDER = os.path.join(ROOT, "environments")
@@ -105,28 +102,14 @@ def mismatched(env: Environment) -> list[str]:
     return [f"{name} {have} (wants {want})" for name, want in env.pins.items() if (have := versions.package_version(name)) != want]
 
 
-def verify_environment(args, planned) -> int:
-    """`verify --environment NAME`: the environment's lanes, run here, written to content/versions/NAME.json.
-    `planned()` gives the content's jobs (after the interpreter check: a wrong one loads nothing)."""
-    started = time.perf_counter()
-    try:
-        env = load_environment(args.environment)
-    except ValueError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    wrong = mismatched(env)
-    if wrong:
-        print(f"this interpreter ({sys.executable}) is not environment {env.name}: {'; '.join(wrong)}. "
-              f"Run `make verify-env ENV={env.name}`, which builds .venvs/{env.name}", file=sys.stderr)  # fmt: skip
-        return 2
-    jobs = [job for job in planned() if job.lane in env.lanes and not job.counterexample]
-    report = run_jobs(jobs, cache=cache_module.Cache(args.cache), cores=max(1, args.jobs), force=args.force, show_progress=not args.quiet, lanes=LANES)
-    print(summary_table(report), file=sys.stderr)
-    path = os.path.join(args.content, "versions", f"{env.name}.json")
-    ledger.write(path, env.name, jobs, report.results)
-    print(summary(env, jobs, report.results), file=sys.stderr)
-    print(f"wrote {path}; {time.perf_counter() - started:.1f} s", file=sys.stderr)
-    return 0
+def verify_environment(env: Environment, jobs: list, content_dir: str, *, cache, cores: int, force: bool = False,
+                       show_progress: bool = True, sandbox: str | None = None) -> RecordedRun:  # fmt: skip
+    """The environment's lanes of `jobs` (no counterexamples), run here and written to
+    content_dir/versions/<name>.json. The caller has checked this interpreter is the environment's."""
+    jobs = [job for job in jobs if job.lane in env.lanes and not job.counterexample]
+    folder = os.path.join(content_dir, "versions")
+    return run_and_record(jobs, folder, lambda report: env.name, cache=cache, cores=cores, force=force, show_progress=show_progress,
+                          sandbox=sandbox)  # fmt: skip
 
 
 def summary(env: Environment, jobs, results) -> str:

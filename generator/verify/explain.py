@@ -36,7 +36,7 @@ PART_NAMES = {
     "prelude": "the lane's prelude",
     "processes": "the lane's process count",
     "device": "the device",
-    "runner": "the worker's code (generator/verify/worker.py)",
+    "runner": "the worker's code (generator/verify/worker/, comments and docstrings aside)",
 }
 
 
@@ -71,8 +71,8 @@ def remember(cache: Cache, jobs: list[Job], results: dict, lanes: dict) -> None:
     known["distributions"] = {digest: found for digest, found in known["distributions"].items() if digest in used}
     try:
         write_json(path, known, sort_keys=True, separators=(",", ":"))
-    except OSError:
-        pass  # an explanation is a convenience; a read-only cache must not fail the build
+    except OSError as error:  # an explanation is a convenience; a read-only cache must not fail the build
+        cache.warnings.add(f"{path} could not be written ({error.strerror or error}): --explain will not know this build's keys")
 
 
 def explain(jobs: list[Job], cache: Cache, lanes: dict, force: bool = False) -> list[str]:

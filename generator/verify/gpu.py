@@ -7,43 +7,27 @@ its preinstalled PyTorch/JAX/Flax (docs/gpu.md says what else to carry), not the
 from __future__ import annotations
 
 import os
-import sys
-import time
 
-from generator.lanes import LANES
-from generator.model import NOT_APPLICABLE, PASSED
+from generator.model import NOT_APPLICABLE, PASSED, Sheet
 from generator.verify import ledger
 from generator.verify.cache import Cache
 from generator.verify.judge import error_line
-from generator.verify.progress import summary_table
-from generator.verify.runner import run_jobs
+from generator.verify.recorded import RecordedRun, run_and_record
 from generator.verify.verification import plan
 
 
-def verify_on_device(args, load_sheets) -> int:
-    """`load_sheets()` gives the content (after the GPU check: without a GPU nothing is loaded)."""
-    started = time.perf_counter()
-    gpus = ledger.gpu_count()
-    if gpus == 0:
-        print("no NVIDIA GPU here (`nvidia-smi -L` lists none): nothing was run and no ledger was written", file=sys.stderr)
-        return 1
-    sheets = load_sheets()
-    jobs = plan(sheets, only=set(args.only) if args.only else None, device=args.device, gpus=gpus)
-    report = run_jobs(jobs, cache=Cache(args.cache), cores=max(1, args.jobs), force=args.force, show_progress=not args.quiet, lanes=LANES)
-    print(summary_table(report), file=sys.stderr)
-    for note in report.notes:
-        print(f"note: {note}", file=sys.stderr)
-    name = args.machine or ledger.machine_name(device_name(report.results.values(), args.device))
-    path = os.path.join(args.content, "ledger", f"{name}.json")
-    ledger.write(path, name, jobs, report.results)
-    text = summary(jobs, report.results)
-    print(text, file=sys.stderr)
-    if getattr(args, "summary", None):
-        with open(args.summary, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    print(f"wrote {path}; {time.perf_counter() - started:.1f} s", file=sys.stderr)
-    bad = [r for r in report.results.values() if r.status not in (PASSED, NOT_APPLICABLE)]
-    return 1 if bad else 0
+def verify_on_device(sheets: list[Sheet], content_dir: str, *, device: str, gpus: int, cache: Cache, cores: int,
+                     only: set[str] | None = None, machine: str | None = None, force: bool = False,
+                     show_progress: bool = True, sandbox: str | None = None) -> RecordedRun:  # fmt: skip
+    """Run the GPU-capable jobs of `sheets` on `device` and write content_dir/ledger/<machine>.json
+    (the machine named after the GPU unless given). The caller has checked there are `gpus` GPUs."""
+    jobs = plan(sheets, only=only, device=device, gpus=gpus)
+
+    def name(report) -> str:
+        return machine or ledger.machine_name(device_name(report.results.values(), device))
+
+    folder = os.path.join(content_dir, "ledger")
+    return run_and_record(jobs, folder, name, cache=cache, cores=cores, force=force, show_progress=show_progress, sandbox=sandbox)
 
 
 def device_name(results, device: str) -> str:

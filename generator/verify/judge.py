@@ -10,7 +10,7 @@ from functools import cache
 
 from generator.lanes import Lane
 from generator.model import NOT_APPLICABLE, PASSED, Job, Result, Status
-from generator.verify.cache import file_digest
+from generator.verify.canonical import module_digest
 from generator.verify.machine import cpu_description
 from generator.versions import lane_versions
 
@@ -29,9 +29,10 @@ def not_applicable(job: Job, lane: Lane) -> Result:
 
 @cache
 def rules_hash() -> str:
-    """A hash of this file, part of every counterexample's identity: the verdict is judged here, after
-    the run, so a change to the rules must re-run the counterexamples rather than keep old verdicts."""
-    return file_digest(__file__)
+    """A hash of this file's canonical form (no comments, no docstrings), part of every counterexample's
+    identity: the verdict is judged here, after the run, so a change to the rules must re-run the
+    counterexamples rather than keep old verdicts."""
+    return module_digest(__file__)
 
 
 def counterexample_expect(raises: str) -> dict:

@@ -1,6 +1,6 @@
 """A lane worker process as the runner sees it: started with the lane's minimal environment, fed
 jobs as JSON lines, read as JSON lines, killed with its whole process group. What runs inside it is
-worker.py."""
+the worker/ directory (`python -I worker/`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from generator.lanes import Lane, base_env
 from generator.model import Job
 from generator.verify import sandbox as sandboxes
 
-WORKER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
+WORKER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker")  # a directory python runs
 
 
 class LaneWorker:

@@ -61,14 +61,12 @@ LEDGER_FIELDS = ("status", "duration", "versions", "device", "date", "used_devic
 
 
 def write(path: str, machine: str, jobs: list[Job], results: dict[str, Result]) -> dict:
-    """Write the ledger of a GPU run, keeping the entries of cells this run did not cover."""
-    entries = []
+    """Write the ledger of a GPU run, keeping the entries of cells this run did not cover. A ledger
+    already there that cannot be read whole (a merge conflict, a truncated file) raises ContentInvalid
+    naming its file and line and is left as it is: it is never replaced by this run's entries alone."""
     ran = {job.id for job in jobs if job.id in results}
-    try:
-        with open(path, encoding="utf-8") as handle:
-            entries = [e for e in json.load(handle).get("entries", []) if e.get("id") not in ran]
-    except (OSError, ValueError, AttributeError):
-        entries = []
+    existing = read(path)
+    entries = [e for e in existing["entries"] if e["id"] not in ran] if existing else []
     for job in sorted(jobs, key=lambda j: j.id):
         result = results.get(job.id)
         if result is None:
@@ -99,38 +97,63 @@ def load_all(folder: str) -> list[dict]:
     for name in sorted(os.listdir(folder)):
         if not name.endswith(".json"):
             continue
-        path = os.path.join(folder, name)
         try:
-            with open(path, encoding="utf-8") as handle:
-                data = json.load(handle)
-        except json.JSONDecodeError as exc:
-            errors.append(ContentError(path, exc.lineno, f"invalid ledger JSON: {exc.msg}"))
-            continue
-        except OSError as exc:
-            errors.append(ContentError(path, 1, f"cannot read the ledger: {exc}"))
-            continue
-        problem = _validate(data)
-        if problem:
-            errors.append(ContentError(path, 1, f"malformed ledger: {problem}"))
-            continue
-        ledgers.append(data)
+            ledgers.append(read(os.path.join(folder, name)))
+        except ContentInvalid as invalid:
+            errors.extend(invalid.errors)
     if errors:
         raise ContentInvalid(errors)
     return ledgers
 
 
-def _validate(data) -> str:
+def read(path: str) -> dict | None:
+    """The ledger at `path`, validated whole; None when there is no file. Anything else that is not a
+    whole, valid ledger raises ContentInvalid with the file and the line."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ContentInvalid([ContentError(path, 1, f"cannot read the ledger: {exc}")]) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ContentInvalid([ContentError(path, exc.lineno, f"invalid ledger JSON: {exc.msg}")]) from None
+    line, problem = _validate(data, text)
+    if problem:
+        raise ContentInvalid([ContentError(path, line, f"malformed ledger: {problem}")])
+    return data
+
+
+REQUIRED = ("id", "sheet", "row", "column", "lane", "identity", "status")
+
+
+def _validate(data, text: str) -> tuple[int, str]:
+    """(line, problem) of the first thing wrong with a ledger's data, or (0, "")."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        return f"expected an object with format {FORMAT}"
-    if not isinstance(data.get("machine"), str) or not isinstance(data.get("entries"), list):
-        return "needs 'machine' (string) and 'entries' (list)"
-    for entry in data["entries"]:
-        missing = {"id", "sheet", "row", "column", "lane", "identity", "status"} - set(entry if isinstance(entry, dict) else ())
+        return 1, f"expected an object with format {FORMAT}"
+    if not isinstance(data.get("machine"), str) or not data["machine"] or not isinstance(data.get("entries"), list):
+        return 1, "needs 'machine' (a non-empty string) and 'entries' (a list)"
+    for index, entry in enumerate(data["entries"]):
+        if not isinstance(entry, dict):
+            return 1, f"entry {index + 1} is not an object"
+        line = _line_of(text, entry.get("id"))
+        missing = [key for key in REQUIRED if not isinstance(entry.get(key), str) or not entry[key]]
         if missing:
-            return f"an entry lacks {sorted(missing)}"
+            return line, f"entry {entry.get('id') or index + 1} lacks {missing} (each a non-empty string)"
         if entry["status"] not in STATUSES:
-            return f"entry {entry['id']}: unknown status {entry['status']!r} (one of {', '.join(STATUSES)})"
-    return ""
+            return line, f"entry {entry['id']}: unknown status {entry['status']!r} (one of {', '.join(STATUSES)})"
+    return 0, ""
+
+
+def _line_of(text: str, entry_id) -> int:
+    """The line of an entry's id in the file (1 when it cannot be found)."""
+    if isinstance(entry_id, str) and entry_id:
+        at = text.find(f'"id": {json.dumps(entry_id)}')
+        if at >= 0:
+            return text.count("\n", 0, at) + 1
+    return 1
 
 
 def runs(folder: str | None, jobs: list[Job]) -> dict[tuple[str, str, str], list[GpuRun]]:

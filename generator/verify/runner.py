@@ -158,10 +158,7 @@ class _Scheduler:
             self.selector.close()
             shutil.rmtree(self.scratch, ignore_errors=True)
             if self.new_timings:
-                try:
-                    self.cache.save_timings(self.new_timings)
-                except OSError:
-                    pass
+                self.cache.save_timings(self.new_timings)  # a failure is on the cache's warnings
 
     def _dispatch(self) -> None:
         while True:
@@ -303,11 +300,9 @@ class _Scheduler:
             group.passed += 1
         else:
             group.failed += 1
-        try:
-            # the stored entry, when another build stored this job's result first: what every build shows
-            self.results[job.id] = self.cache.put(job.key, result, replace=self.force)
-        except OSError:
-            pass
+        # the stored entry, when another build stored this job's result first: what every build shows
+        # (a write that fails is on the cache's warnings, and the result is kept as it is)
+        self.results[job.id] = self.cache.put(job.key, result, replace=self.force)
 
     def _failure(self, job: Job, status: Status, reason: str) -> Result:
         """The result of a job its worker could not run."""

@@ -255,55 +255,47 @@ def merge(paths: list[str], jobs: list[Job], cache: Cache) -> int:
                 imported += 1
         measured.update(bundle.get("measured", {}))
     if measured:
-        try:
-            cache.save_timings(measured)  # the next plan's timings file (CI saves it)
-        except OSError:
-            pass
+        cache.save_timings(measured)  # the next plan's timings file (CI saves it); a failure is a warning
     return imported
 
 
-# --- the command line: verify --shard / --merge, build --merge ---------------------------------------------------
+# --- running a shard (the command line prints what it did) ------------------------------------------------------
 
 
-def run_shard(options, jobs: list[Job], shard: str, bundle_path: str | None, timings_path: str | None) -> int:
-    """Run shard K/N of the plan and write its bundle; exit 1 when one of its jobs failed."""
+@dataclass
+class ShardRun:
+    """What `run_shard` did: shard k of n, its jobs, the estimate it balanced on, the bundle written."""
+
+    k: int
+    n: int
+    planned: int  # jobs in the whole plan
+    jobs: list[Job]  # this shard's
+    work: list[float]  # every shard's estimated work
+    bundle_path: str
+    results: dict
+    report: object = None  # the RunReport, when a job ran
+
+    @property
+    def failed(self) -> list[tuple[str, Result]]:
+        return [(job.id, self.results[job.id]) for job in self.jobs if self.results[job.id].status not in OK]
+
+
+def run_shard(cache: Cache, jobs: list[Job], k: int, n: int, bundle_path: str, timings_path: str | None, *,
+              cores: int, force: bool = False, show_progress: bool = True, memory_cap: int | None = None,
+              sandbox: str | None = None) -> ShardRun:  # fmt: skip
+    """Run shard k/n of the plan `jobs` and write its bundle to `bundle_path` (whatever failed)."""
     from generator.verify.runner import run_jobs
 
-    try:
-        k, n = parse_shard(shard)
-    except ValueError as error:
-        print(error, file=sys.stderr)
-        return 2
-    bundle_path = bundle_path or f"shard-{k}-of-{n}.json"
     timings = read_timings(timings_path)
     parts, work = assign(jobs, n, timings)
     mine = set(parts[k - 1])
     to_run = [job for job in jobs if job.id in mine]
-    print(f"shard {k}/{n}: {len(to_run)} of {len(jobs)} job(s), estimated {work[k - 1]:.1f} s of {sum(work):.1f} s "
-          f"(max/mean over the shards {balance(work):.2f}; timings: {timings_path or 'none, every job alike'})", file=sys.stderr)
-    cache = Cache(options.cache_dir)
     results: dict[str, Result] = {}
+    report = None
     if to_run:
-        kwargs = {"memory_cap": options.memory_cap} if options.memory_cap else {}
-        report = run_jobs(to_run, cache=cache, cores=options.cores, force=options.force, show_progress=options.show_progress, **kwargs)
+        kwargs = {"memory_cap": memory_cap} if memory_cap else {}
+        report = run_jobs(to_run, cache=cache, cores=cores, force=force, show_progress=show_progress, sandbox=sandbox, **kwargs)
         results = report.results
-        print(f"ran {report.ran} job(s) in {report.workers} lane worker(s), {report.wall:.1f} s", file=sys.stderr)
     measured = {**timings, **cache.load_timings()}  # this run's durations, else the ones it was given
     write_bundle(bundle_path, make_bundle(k, n, jobs, parts, results, timings, measured))
-    failed = [(job.id, results[job.id]) for job in to_run if results[job.id].status not in OK]
-    for job_id, result in failed:
-        print(f"{result.status.upper()}: {job_id}\n{(result.error or result.detail).rstrip()}", file=sys.stderr)
-    print(f"bundle written to {bundle_path}" + (f"; {len(failed)} job(s) failed: a merge will refuse it" if failed else ""), file=sys.stderr)
-    return 1 if failed else 0
-
-
-def merge_into_cache(options, jobs: list[Job], paths: list[str]) -> bool:
-    """Check and import the bundles into the cache, given the plan's `jobs`, printing why not (naming
-    the shard); True when merged."""
-    try:
-        imported = merge(paths, jobs, Cache(options.cache_dir))
-    except MergeError as error:
-        print(f"merge failed, nothing imported:\n{error}", file=sys.stderr)
-        return False
-    print(f"merged {len(paths)} bundle(s): {imported} passed result(s) in {options.cache_dir}", file=sys.stderr)
-    return True
+    return ShardRun(k, n, len(jobs), to_run, work, bundle_path, results, report)

@@ -15,11 +15,13 @@ from functools import cache
 from generator.lanes import LANES, on_device
 from generator.model import CODE, FAILED, NOT_APPLICABLE, PASSED, SKIPPED, STATUSES, Cell, Job, Result, Sheet, Status
 from generator.mutate import results as mutation_results
+from generator.notices import Warnings
 from generator.verify import environments, equivalence, explain
 from generator.verify import ledger as ledger_module
 from generator.verify.cache import Cache, job_identity, key_of
 from generator.verify.judge import counterexample_expect
 from generator.verify.runner import RunReport, run_jobs
+from generator.versions import distribution_problems
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,7 @@ class Verification:
     same: dict = field(default_factory=dict)  # (sheet id, row id) -> equivalence.Outcome
     versions: dict = field(default_factory=dict)  # (sheet id, row id, column id) -> [run] of older releases (environments.py)
     mutation: dict = field(default_factory=dict)  # (sheet id, row id, column id) -> mutate.results.CellMutation
+    warnings: Warnings = field(default_factory=Warnings)  # what the build went on without (notices.py)
 
     def failures(self) -> list[tuple[tuple[str, str, str], CellVerdict]]:
         return [(key, v) for key, v in sorted(self.verdicts.items()) if v.status not in (PASSED, SKIPPED, NOT_APPLICABLE)]
@@ -175,6 +178,9 @@ def verify(
     """Run (or take from the cache) every job of `sheets`; cells outside `only` come from the cache alone."""
     all_jobs = plan(sheets)
     to_run = plan(sheets, only=only) if only is not None else all_jobs
+    for packages in sorted({LANES[job.lane].packages for job in all_jobs}):
+        for problem in distribution_problems(packages):
+            cache.warnings.add(problem)
     report = None
     results: dict[str, Result] = {}
     if run and to_run:
@@ -191,7 +197,7 @@ def verify(
     verdicts, same = judge_with_equivalence(all_jobs, results)
     gpu, gpu_jobs = gpu_runs(sheets, ledger_dir)
     mutation = mutation_results.standing(sheets, all_jobs, mutation_results.load(mutants_dir)) if mutants_dir else {}
-    return Verification(report, verdicts, gpu, gpu_jobs, same, environments.runs(all_jobs, versions_dir), mutation)
+    return Verification(report, verdicts, gpu, gpu_jobs, same, environments.runs(all_jobs, versions_dir), mutation, cache.warnings)
 
 
 def gpu_runs(sheets: list[Sheet], ledger_dir: str | None) -> tuple[dict, list[Job]]:
