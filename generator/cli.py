@@ -74,6 +74,7 @@ def parser() -> argparse.ArgumentParser:
     mutate.add_argument("--shard", metavar="K/N", help="mutate only shard K of N of the cells to run (every shard merges its results into the files)")
     mutate.add_argument("--check", action="store_true", help="exit 1 when a cell of the rows mutated has a surviving mutant it does not declare")
     mutate.add_argument("--merge", nargs="+", metavar="DIR", help="first merge the results in these folders (another checkout's content/mutants) into this content's")
+    mutate.add_argument("--rekey-from-runner", metavar="DIGEST", help="first carry the recorded verdicts over a worker change that changes no behaviour (as ledger rekey does), then run what is left")
 
     cache = commands.add_parser("cache", help="look after the result cache")
     cache.add_argument("action", choices=("prune",), help="prune: remove the results no current cell can use, and stale temporary files")
@@ -366,6 +367,9 @@ def cmd_mutate(args) -> int:
     for other in args.merge or ():
         merged, skipped = mutation.merge(folder, args.cache, other, sheets)
         print(f"merged {merged} cell(s) from {other}" + (f"; left out {skipped} made by other rules or operators" if skipped else ""), file=sys.stderr)
+    if args.rekey_from_runner:
+        rekeyed, left = mutation.rekey(folder, args.cache, sheets, plan(sheets), args.rekey_from_runner)
+        print(f"re-keyed {rekeyed} cell(s) from worker digest {args.rekey_from_runner[:12]}; left {left} (changed, or a lane could not run them)", file=sys.stderr)
     known = mutation_results.load(folder)
     jobs = plan(sheets, only=only)
     def recorded_batch(entries, done, total):  # each batch is in the files before the next runs

@@ -182,3 +182,41 @@ def test_results_from_another_checkout_merge_in(tmp_path):
     store.write(str(tmp_path / "other"), elsewhere, sheets)
     assert mutation.merge(os.path.join(root, "mutants"), str(tmp_path / "cache"), str(tmp_path / "other"), sheets) == (1, 0)
     assert {s.state for s in store.standing(sheets, plan(sheets), store.load(os.path.join(root, "mutants"))).values()} == {"current"}
+
+
+def test_a_lane_that_could_not_run_the_mutants_is_no_verdict_and_nothing_is_recorded(tmp_path, monkeypatch):
+    # The environment vanished mid-run once: every later job "failed" because its worker could not
+    # start, and those failures were recorded as kills. A lane error is no verdict on a mutant.
+    from generator.model import Result, Status
+    from generator.verify.runner import RunReport
+
+    def broken(jobs, **_):
+        return RunReport({job.id: Result(Status.ERROR, error="the lane could not start: FileNotFoundError") for job in jobs}, {}, 0.0)
+
+    monkeypatch.setattr(mutation, "run_jobs", broken)
+    row = _row("r", "import numpy as np\nx = np.array([[4.0, 5.0, 1.0], [3.0, 2.0, 9.0]])", "a = np.argmax(x, axis=1)", "assert a.tolist() == [1, 2]")
+    root = write_content(tmp_path / "content", {"s.yaml": section(row)})
+    sheets = content.load(root)
+    report = mutation.mutate(sheets, plan(sheets), cache=Cache(str(tmp_path / "cache")), cores=1, known=store.Results(), show_progress=False)
+    assert report.entries == [] and any("not recorded" in note and "could not start" in note for note in report.notes)
+
+
+def test_rekey_carries_verdicts_over_a_worker_digest_change_and_leaves_the_rest(tmp_path, monkeypatch):
+    from generator.verify import cache as cache_module
+
+    row = _row("r", "import numpy as np\nx = np.array([[4.0, 5.0, 1.0], [3.0, 2.0, 9.0]])", "a = np.argmax(x, axis=1)", "assert a.tolist() == [1, 2]")
+    _, report, sheets, root = _mutate(tmp_path, row)
+    folder = os.path.join(root, "mutants")
+    old = cache_module.runner_code_hash()
+    recorded = store.Results()
+    recorded.add(report.entries)
+    store.write(folder, recorded, sheets)
+    monkeypatch.setattr(cache_module, "runner_code_hash", lambda: "a-refactored-worker")  # every identity moves
+    jobs = plan(sheets)
+    assert {s.state for s in store.standing(sheets, jobs, store.load(folder)).values()} == {"stale"}
+    assert mutation.rekey(folder, str(tmp_path / "cache"), sheets, jobs, "not-the-old-digest") == (0, 1)
+    assert mutation.rekey(folder, str(tmp_path / "cache"), sheets, jobs, old) == (1, 0)
+    after = store.load(folder)
+    assert {s.state for s in store.standing(sheets, jobs, after).values()} == {"current"}
+    again = mutation.mutate(sheets, jobs, cache=Cache(str(tmp_path / "cache")), cores=1, known=after, show_progress=False)
+    assert again.ran == 0  # nothing left to run: every verdict carried over

@@ -6,7 +6,7 @@ This module, operators.py and fingerprint.py are the tool's rules: their canonic
 
 from __future__ import annotations
 
-from generator.model import PASSED, Result
+from generator.model import PASSED, Result, Status
 from generator.mutate import fingerprint, operators
 from generator.verify.judge import error_line
 
@@ -19,8 +19,15 @@ def reason(result: Result) -> str:
     return f"{error_line(result.error)} {where}".strip()[:240]
 
 
+# What the runner reports when the lane, not the mutant, failed: no verdict on the mutant at all.
+_INFRASTRUCTURE = ("the lane could not start", "the lane worker died", "the lane worker stopped", "the lane worker kept dying")
+
+
 def lane_verdict(mutant: operators.Mutant, result: Result, references: tuple[Result, Result] | None) -> str:
-    """'killed: why', 'equivalent' or 'survived' for one lane's run of a mutant."""
+    """'killed: why', 'equivalent' or 'survived' for one lane's run of a mutant; 'error: why' when the
+    lane could not run it (its worker did not start or died), which is no verdict on the mutant."""
+    if result.status == Status.ERROR or (result.status == Status.CRASHED and result.error.startswith(_INFRASTRUCTURE)):
+        return f"error: {reason(result)}"
     if result.status != PASSED:
         return f"killed: {reason(result)}"
     if mutant.operator not in operators.EQUIVALENT_BY_VALUES or references is None:

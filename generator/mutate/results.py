@@ -12,7 +12,6 @@ file and line: it is never rewritten from a partial view.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import os
@@ -21,30 +20,22 @@ from dataclasses import dataclass, field
 from generator.errors import ContentError, ContentInvalid
 from generator.files import atomic_write
 from generator.model import CODE, Sheet
+from generator.verify.canonical import module_digest
 
 FORMAT = 1
 VERDICTS = ("killed", "survived", "equivalent")
 
 
-def _canonical_digest(paths: list[str]) -> str:
-    """A digest of these modules' syntax trees without docstrings: comments and prose change nothing."""
-    digest = hashlib.sha256()
-    for path in paths:
-        with open(path, encoding="utf-8") as handle:
-            tree = ast.parse(handle.read())
-        for node in ast.walk(tree):
-            body = getattr(node, "body", None)
-            if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-                node.body = body[1:] or [ast.Pass()]
-        digest.update(ast.dump(tree).encode())
-    return digest.hexdigest()[:16]
-
-
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # What makes the mutants and judges them: a change to it makes every entry stale.
-TOOL_VERSION = _canonical_digest([os.path.join(_HERE, name) for name in ("fingerprint.py", "judge.py")])
+def _digest(names) -> str:
+    """The digest of these modules' canonical forms (verify/canonical.py): comments and prose change nothing."""
+    return hashlib.sha256("".join(module_digest(os.path.join(_HERE, name)) for name in names).encode()).hexdigest()[:16]
+
+
+TOOL_VERSION = _digest(("fingerprint.py", "judge.py"))
 # What makes the mutants: a change to it makes every cell stale, but verdicts are reused by key.
-OPERATORS_VERSION = _canonical_digest([os.path.join(_HERE, name) for name in ("operators.py", "edits.py", "tables.py")])
+OPERATORS_VERSION = _digest(("operators.py", "edits.py", "tables.py"))
 
 
 @dataclass(frozen=True)
@@ -64,6 +55,15 @@ class MutantEntry:
         if self.code:
             data["code"] = self.code
         return data
+
+
+_LANE_FAILURES = ("the lane could not start", "the lane worker")
+
+
+def ran_cleanly(entry) -> bool:
+    """No lane verdict of the entry is a lane that could not run (an error, or a kill recorded for one
+    by a run before lane errors were told apart: `killed: error: the lane could not start…`)."""
+    return not any(v.startswith("error") or any(f in v for f in _LANE_FAILURES) for m in entry.mutants for v in m.lanes.values())
 
 
 @dataclass(frozen=True)

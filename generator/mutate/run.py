@@ -87,14 +87,16 @@ def _defined(setup: str) -> frozenset[str]:
     return frozenset(names)
 
 
-def _fingerprinted(job: Job, code: str, index: int, timeout: float) -> Job:
-    """`job` with `code` in place of the cell's code and the fingerprint after its check."""
+def _fingerprinted(job: Job, code: str, index: int, timeout: float, runner: str | None = None, tool: str | None = None) -> Job:
+    """`job` with `code` in place of the cell's code and the fingerprint after its check (its identity
+    under another worker digest or rules version when given: what `rekey` compares with)."""
     cell = job.cell
     check_line = cell.check.line if cell.check else cell.code.line + len(cell.code.text.splitlines()) + 1
     check_text = (cell.check.text if cell.check else "") + fingerprint.FINGERPRINT
     changed = replace(cell, code=Snippet(code, cell.code.line), check=Snippet(check_text, check_line), counterexamples=())
     lane = LANES[job.lane]
-    identity = job_identity(changed, lane, {"mutant": index > 0, "tool": store.TOOL_VERSION} if index > 0 else {"reference": -index, "tool": store.TOOL_VERSION})
+    tool = tool or store.TOOL_VERSION
+    identity = job_identity(changed, lane, {"mutant": index > 0, "tool": tool} if index > 0 else {"reference": -index, "tool": tool}, runner=runner)
     return replace(job, cell=changed, timeout=timeout, key=key_of(identity, lane), identity=identity, mutant=index, same=None)
 
 
@@ -177,6 +179,10 @@ def _mutate_batch(todo: list[Unit], report: MutationReport, *, cache, cores, rec
                 pair = references.get((u, job.lane))
                 lanes[job.lane] = judge.lane_verdict(mutant, result, pair and tuple(second.results[j.id] for j in pair))
             verdicts.append(store.MutantEntry(mutant.operator, mutant.family, mutant.description, mutant.line, *judge.overall(lanes, mutant.code), key=keys[(u, m)]))
+        failed = [f"{lane}: {v}" for entry in verdicts for lane, v in entry.lanes.items() if v.startswith("error")]
+        if failed:  # the lane could not run some mutant: no verdict, nothing recorded, it runs again next time
+            report.notes.append(f"{unit.sheet}/{unit.row} [{unit.column}] not recorded: {failed[0]}")
+            continue
         entries.append(store.CellEntry(unit.sheet, unit.row, unit.column, unit.identities, tuple(verdicts)))
     return entries
 
@@ -231,6 +237,39 @@ def merge(folder: str, cache_dir: str, other: str, sheets: list[Sheet]) -> tuple
     entries made by the current rules and operators; (merged, left out). An entry still counts only
     while its identities are the cells' current ones, as always."""
     found = store.load(other)
-    current = [entry for entry in found.entries.values() if found.tools.get(entry.sheet) == (store.TOOL_VERSION, store.OPERATORS_VERSION)]
+    current = [entry for entry in found.entries.values()
+               if found.tools.get(entry.sheet) == (store.TOOL_VERSION, store.OPERATORS_VERSION) and store.ran_cleanly(entry)]  # fmt: skip
     record(folder, cache_dir, current, sheets)
     return len(current), len(found.entries) - len(current)
+
+
+def rekey(folder: str, cache_dir: str, sheets: list[Sheet], jobs: list[Job], old_runner: str, old_tool: str | None = None) -> tuple[int, int]:
+    """Carry recorded verdicts over a change of the worker's digest (or of the rules' version) that
+    changes no behaviour, as `ledger rekey` does for the GPU ledgers: a cell's entry is re-keyed only
+    when its identities are its jobs' current ones under the old digest, and when no lane verdict of
+    it is an error (a lane that could not run is no verdict); each mutant's key is recomputed from
+    its regenerated jobs. Returns (re-keyed, left as they were)."""
+    known = store.load(folder)
+    fresh, left = [], 0
+    for unit in units(sheets, jobs):
+        entry = known.entries.get((unit.sheet, unit.row, unit.column))
+        if entry is None or entry.identities == unit.identities:
+            continue
+        old_ids = {job.lane: job_identity(job.cell, LANES[job.lane], None if not job.same else {"expose": job.same.value}, runner=old_runner) for job in unit.jobs}
+        if entry.identities != old_ids or not store.ran_cleanly(entry) or len(entry.mutants) != len(unit.mutants):
+            left += 1
+            continue
+        mutants = []
+        for m, (recorded, mutant) in enumerate(zip(entry.mutants, unit.mutants, strict=True), 1):
+            tool = old_tool or known.tools.get(unit.sheet, (None, None))[0]  # the rules' version the file was made with
+            old_key = digest(sorted(_fingerprinted(job, mutant.code, m, 0.0, runner=old_runner, tool=tool).identity for job in unit.jobs))[:32]
+            if recorded.key != old_key:
+                break
+            new_key = digest(sorted(_fingerprinted(job, mutant.code, m, 0.0).identity for job in unit.jobs))[:32]
+            mutants.append(replace(recorded, key=new_key))
+        else:
+            fresh.append(store.CellEntry(unit.sheet, unit.row, unit.column, unit.identities, tuple(mutants)))
+            continue
+        left += 1
+    record(folder, cache_dir, fresh, sheets)
+    return len(fresh), left
