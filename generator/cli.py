@@ -365,7 +365,7 @@ def cmd_mutate(args) -> int:
         shard = shards.parse_shard(args.shard)
     folder = os.path.join(args.content, "mutants")
     for other in args.merge or ():
-        merged, skipped = mutation.merge(folder, args.cache, other, sheets)
+        merged, skipped = mutation.merge(folder, args.cache, other)
         print(f"merged {merged} cell(s) from {other}" + (f"; left out {skipped} made by other rules or operators" if skipped else ""), file=sys.stderr)
     if args.rekey_from_runner:
         rekeyed, left = mutation.rekey(folder, args.cache, sheets, plan(sheets), args.rekey_from_runner)
@@ -373,12 +373,13 @@ def cmd_mutate(args) -> int:
     known = mutation_results.load(folder)
     jobs = plan(sheets, only=only)
     def recorded_batch(entries, done, total):  # each batch is in the files before the next runs
-        mutation.record(folder, args.cache, entries, sheets)
+        mutation.record(folder, args.cache, entries)
         print(f"mutate: {done} of {total} cell(s) judged and recorded ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
 
     report = mutation.mutate(sheets, jobs, cache=Cache(args.cache), cores=max(1, args.jobs), known=known, force=args.force,
                              shard=shard, show_progress=not args.quiet, sandbox=args.sandbox, on_batch=recorded_batch)  # fmt: skip
-    recorded = mutation.record(folder, args.cache, [], sheets)
+    # entries of cells gone from the content are dropped, by the content as it is now
+    recorded = mutation.record(folder, args.cache, [], content.load(args.content))
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
     standings = mutation_results.standing(sheets, jobs, recorded)

@@ -180,7 +180,7 @@ def test_results_from_another_checkout_merge_in(tmp_path):
     elsewhere = store.Results()
     elsewhere.add(report.entries)
     store.write(str(tmp_path / "other"), elsewhere, sheets)
-    assert mutation.merge(os.path.join(root, "mutants"), str(tmp_path / "cache"), str(tmp_path / "other"), sheets) == (1, 0)
+    assert mutation.merge(os.path.join(root, "mutants"), str(tmp_path / "cache"), str(tmp_path / "other")) == (1, 0)
     assert {s.state for s in store.standing(sheets, plan(sheets), store.load(os.path.join(root, "mutants"))).values()} == {"current"}
 
 
@@ -220,3 +220,17 @@ def test_rekey_carries_verdicts_over_a_worker_digest_change_and_leaves_the_rest(
     assert {s.state for s in store.standing(sheets, jobs, after).values()} == {"current"}
     again = mutation.mutate(sheets, jobs, cache=Cache(str(tmp_path / "cache")), cores=1, known=after, show_progress=False)
     assert again.ran == 0  # nothing left to run: every verdict carried over
+
+
+def test_recording_a_batch_never_drops_entries_of_rows_the_run_does_not_know(tmp_path):
+    # A long run knows the content as it was when it started; rows merged since (with their results)
+    # must survive its batches. Only the final pass, with the content as it is now, drops what is gone.
+    row = _row("r", "import numpy as np\nx = np.array([[4.0, 5.0, 1.0], [3.0, 2.0, 9.0]])", "a = np.argmax(x, axis=1)", "assert a.tolist() == [1, 2]")
+    _, report, sheets, root = _mutate(tmp_path, row)
+    folder = os.path.join(root, "mutants")
+    other = store.CellEntry("t", "merged-later", "pytorch", {"python": "x"}, ())
+    mutation.record(folder, str(tmp_path / "cache"), [other])
+    mutation.record(folder, str(tmp_path / "cache"), report.entries)  # a batch of the long run
+    assert ("t", "merged-later", "pytorch") in store.load(folder).entries
+    mutation.record(folder, str(tmp_path / "cache"), [], sheets)  # the final pass: the row is not in the content
+    assert ("t", "merged-later", "pytorch") not in store.load(folder).entries

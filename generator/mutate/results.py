@@ -157,13 +157,14 @@ def _validate(data, sheet: str) -> str:
     return ""
 
 
-def write(folder: str, results: Results, sheets: list[Sheet]) -> list[str]:
-    """Write the file of every sheet that has entries; entries of cells no longer in the content are
-    dropped. Returns the paths written (only those whose text changed)."""
-    present = {(s.id, r.id, c.column) for s in sheets for r in s.rows() for c in r.cells if c.kind == CODE}
+def write(folder: str, results: Results, sheets: list[Sheet] | None = None) -> list[str]:
+    """Write the file of every sheet that has entries; with `sheets`, entries of cells no longer in that
+    content are dropped (give the content as it is now: a long run's view of it may lack rows merged
+    since, whose entries would be lost). Returns the paths written (only those whose text changed)."""
+    present = None if sheets is None else {(s.id, r.id, c.column) for s in sheets for r in s.rows() for c in r.cells if c.kind == CODE}
     written = []
     for sheet in sorted({key[0] for key in results.entries}):
-        cells = [results.entries[key] for key in sorted(results.entries) if key[0] == sheet and key in present]
+        cells = [results.entries[key] for key in sorted(results.entries) if key[0] == sheet and (present is None or key in present)]
         tool, operators = results.tools.get(sheet, (TOOL_VERSION, OPERATORS_VERSION))
         data = {"format": FORMAT, "sheet": sheet, "tool": tool, "operators": operators, "cells": [c.to_json() for c in cells]}
         text = json.dumps(data, indent=1, sort_keys=False, ensure_ascii=False) + "\n"

@@ -187,9 +187,10 @@ def _mutate_batch(todo: list[Unit], report: MutationReport, *, cache, cores, rec
     return entries
 
 
-def record(folder: str, cache_dir: str, entries: list, sheets: list[Sheet]) -> store.Results:
-    """Merge `entries` into the results files under a lock (shards running at once each add theirs) and
-    return what the files now hold."""
+def record(folder: str, cache_dir: str, entries: list, sheets: list[Sheet] | None = None) -> store.Results:
+    """Merge `entries` into the results files under a lock (shards and other runs at once each add
+    theirs) and return what the files now hold; with `sheets` (the content as it is now), entries of
+    cells no longer in it are dropped."""
     import fcntl
     import os
 
@@ -198,7 +199,7 @@ def record(folder: str, cache_dir: str, entries: list, sheets: list[Sheet]) -> s
         fcntl.flock(lock, fcntl.LOCK_EX)
         results = store.load(folder)
         results.add(entries)
-        if entries:
+        if entries or sheets is not None:
             store.write(folder, results, sheets)
         return results
 
@@ -232,14 +233,14 @@ def summary(sheets: list[Sheet], standings: dict) -> tuple[list[str], list]:
     return lines, survivors
 
 
-def merge(folder: str, cache_dir: str, other: str, sheets: list[Sheet]) -> tuple[int, int]:
+def merge(folder: str, cache_dir: str, other: str) -> tuple[int, int]:
     """Merge the results in `other` (another checkout's content/mutants, a shard's) into `folder`: its
     entries made by the current rules and operators; (merged, left out). An entry still counts only
     while its identities are the cells' current ones, as always."""
     found = store.load(other)
     current = [entry for entry in found.entries.values()
                if found.tools.get(entry.sheet) == (store.TOOL_VERSION, store.OPERATORS_VERSION) and store.ran_cleanly(entry)]  # fmt: skip
-    record(folder, cache_dir, current, sheets)
+    record(folder, cache_dir, current)
     return len(current), len(found.entries) - len(current)
 
 
@@ -271,5 +272,5 @@ def rekey(folder: str, cache_dir: str, sheets: list[Sheet], jobs: list[Job], old
             fresh.append(store.CellEntry(unit.sheet, unit.row, unit.column, unit.identities, tuple(mutants)))
             continue
         left += 1
-    record(folder, cache_dir, fresh, sheets)
+    record(folder, cache_dir, fresh)
     return len(fresh), left
