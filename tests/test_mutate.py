@@ -138,6 +138,20 @@ def test_operators_keep_every_other_line_and_are_deterministic():
     assert {"unwrap-transform", "drop-decorator", "sibling", "axis", "flip-bool", "delete-call", "swap-statements"} <= kinds
 
 
+def test_mechanism_operators_replace_structured_control_flow_settings_and_bare_transforms():
+    code = ("out = torch.cond(a < b, lambda a, b: a * 17, lambda a, b: b * 23, (a, b))\n"
+            "keras.distribution.set_distribution(keras.distribution.DataParallel())\n"
+            "y = vmap(h)(x)\nmodel.eval()\n")  # fmt: skip
+    made = operators.mutants(code)
+    found = {m.operator: m for m in made}
+    assert "out = (lambda a, b: a * 17)(a, b) if a < b else (lambda a, b: b * 23)(a, b)" in found["python-control-flow"].code
+    settings = [m for m in made if m.operator == "delete-setting"]
+    assert {m.family for m in settings} == {operators.MECHANISM}
+    assert [m.description.split("`")[1][:28] for m in settings] == ["keras.distribution.set_distr", "model.eval()"]
+    assert "y = h(x)" in found["unwrap-transform"].code
+    assert sum(m.operator == "constant" for m in operators.mutants("a = f(1, 2, 3, 4, 5, 6, 7)")) == operators.CONSTANTS_CAP
+
+
 def test_a_stale_cell_reuses_the_verdicts_of_mutants_it_already_ran(tmp_path):
     # operators.py changed (a new operator, say): every cell is stale, but a mutant whose jobs are the
     # same ones (same code, setup, check, lane, rules) keeps its verdict instead of running again

@@ -29,13 +29,16 @@ from generator.mutate.tables import (
     AXIS_FUNCTIONS,
     AXIS_KEYWORDS,
     AXIS_SWAP,
+    BARE_TRANSFORMS,
     CAST_FUNCTIONS,
     CAST_METHODS,
     CONTEXT_MANAGERS,
+    CONTROL_FLOW,
     DTYPE_NAMES,
     GRADIENT_STOPS,
     MECHANISM_FLAGS,
     SAFETY_FLAGS,
+    SETTING_CALLS,
     SIBLINGS,
     STRING_SIBLINGS,
     TRANSFORMS,
@@ -57,8 +60,8 @@ class Mutant:
 
 
 # Operators in the order they are tried; the cap takes one mutant of each in turn (see `mutants`).
-MECHANISM_OPERATORS = ("unwrap-transform", "drop-decorator", "drop-mechanism-flag", "flip-safety", "remove-cast",
-                       "remove-context", "remove-stop-gradient", "single-device")
+MECHANISM_OPERATORS = ("unwrap-transform", "drop-decorator", "python-control-flow", "drop-mechanism-flag", "delete-setting",
+                       "flip-safety", "remove-cast", "remove-context", "remove-stop-gradient", "single-device")
 VALUE_OPERATORS = ("sibling", "axis", "flip-bool", "dtype", "delete-call", "drop-keyword", "swap-statements", "constant")
 OPERATOR_FAMILY = {**dict.fromkeys(MECHANISM_OPERATORS, MECHANISM), **dict.fromkeys(VALUE_OPERATORS, VALUE)}
 # The value operators whose mutant, when it leaves the original's values, is equivalent: a dropped keyword
@@ -69,6 +72,7 @@ OPERATOR_FAMILY = {**dict.fromkeys(MECHANISM_OPERATORS, MECHANISM), **dict.fromk
 # the weakness mutation testing is for: they are never equivalent by values, like the mechanism operators.
 EQUIVALENT_BY_VALUES = frozenset({"drop-keyword", "delete-call", "swap-statements", "constant"})
 DEFAULT_CAP = 12
+CONSTANTS_CAP = 4  # a changed number is the least telling mutant: at most this many a cell
 
 
 def mutants(code: str, cap: int = DEFAULT_CAP, defined_before: frozenset[str] = frozenset()) -> list[Mutant]:
@@ -92,6 +96,7 @@ def mutants(code: str, cap: int = DEFAULT_CAP, defined_before: frozenset[str] = 
         if count:  # the same edit at two places: tell them apart
             description = f"{description} (#{count + 1})"
         by_operator[operator].append(Mutant(operator, OPERATOR_FAMILY[operator], description, line, new_code))
+    by_operator["constant"] = by_operator["constant"][:CONSTANTS_CAP]
     chosen: list[Mutant] = []
     queues = [queue for queue in by_operator.values() if queue]
     while queues and len(chosen) < cap:
@@ -140,7 +145,7 @@ def _is_transform(node: ast.AST) -> bool:
         return False
     name = _dotted(node)
     last = name.rsplit(".", 1)[-1]
-    return last in TRANSFORMS and "." in name
+    return last in TRANSFORMS and ("." in name or last in BARE_TRANSFORMS)
 
 
 # --- the candidates -------------------------------------------------------------------------------
@@ -161,6 +166,7 @@ def _candidates(tree: ast.Module, lines: list[str], defined_before: frozenset[st
                 yield from _name_mutants(lines, statement, node)
             elif isinstance(node, ast.Constant) and id(node) not in flags:
                 yield from _constant_mutants(lines, statement, node)
+    yield from _settings(tree, lines)
     yield from _deletions(tree, lines)
     yield from _swaps(tree, lines, defined_before)
 
@@ -222,6 +228,9 @@ def _call_mutants(lines, statement, call: ast.Call):
             yield "remove-stop-gradient", line, f"no {name} in `{shown}`", edits.edit_at(
                 lines, statement, call, lambda node, parent, slot: edits.replace_in_parent(
                     parent, slot, node.func.value if isinstance(node.func, ast.Attribute) and not node.args else node.args[0]))
+    if name in CONTROL_FLOW and len(call.args) >= 3 and isinstance(call.func, ast.Attribute):  # torch.cond, lax.cond, tf.cond
+        yield "python-control-flow", line, f"a Python if for {_dotted(call.func)} in `{shown}`", edits.edit_at(
+            lines, statement, call, lambda node, parent, slot: edits.replace_in_parent(parent, slot, _python_if(node)))
     if name == "device_put" and len(call.args) >= 2:
         yield "single-device", line, f"device_put without its sharding in `{shown}`", edits.edit_at(
             lines, statement, call, lambda node, parent, slot: edits.truncate_args(node, 1))
@@ -311,8 +320,26 @@ def _constant_mutants(lines, statement, node: ast.Constant):
             lines, statement, node, lambda copied, parent, slot: edits.set_constant(copied, new))
 
 
+def _python_if(call: ast.Call) -> ast.AST:
+    """`torch.cond(p, t, f, (a, b))` / `jax.lax.cond(p, t, f, a, b)` / `tf.cond(p, t, f)` as the Python a
+    reader writes instead: `(t(a, b) if p else f(a, b))`, which traces one branch."""
+    pred, true_fn, false_fn, *operands = call.args
+    if len(operands) == 1 and isinstance(operands[0], ast.Tuple | ast.List) and _dotted(call.func).startswith("torch"):
+        operands = list(operands[0].elts)
+    args = [ast.Starred(o.value, ast.Load()) if isinstance(o, ast.Starred) else o for o in operands]
+    return ast.IfExp(pred, ast.Call(true_fn, args, []), ast.Call(false_fn, args, []))
+
+
+def _settings(tree, lines):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and _call_name(node.value) in SETTING_CALLS:
+            yield "delete-setting", node.lineno, f"without `{edits.segment(lines, node)}`", edits.replace_span(lines, node, "pass")
+
+
 def _deletions(tree, lines):
     for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and _call_name(node.value) in SETTING_CALLS:
+            continue  # delete-setting
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) or isinstance(node, ast.AugAssign):
             yield "delete-call", node.lineno, f"delete `{edits.segment(lines, node)}`", edits.replace_span(lines, node, "pass")
 

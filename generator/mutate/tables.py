@@ -44,11 +44,22 @@ AXIS_FUNCTIONS = {
     "take_along_axis", "take", "gather", "index_select", "median", "nansum", "nanmean", "count_nonzero",
     "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_any", "reduce_all", "one_hot",
 }
-TRANSFORMS = {"jit", "function", "compile", "vmap", "pmap", "checkpoint", "remat", "filter_jit", "vectorized_map", "pjit"}
-MECHANISM_FLAGS = {"jit_compile", "fullgraph", "donate_argnums", "donate_argnames", "reduce_retracing", "experimental_relax_shapes"}
+TRANSFORMS = {"jit", "function", "compile", "vmap", "pmap", "checkpoint", "remat", "filter_jit", "vectorized_map", "pjit",
+              "shard_map", "make_jaxpr", "make_fx", "aot_function", "grad", "value_and_grad", "jacrev", "jacfwd", "hessian",
+              "recompute_grad"}
+# transforms also imported bare (`from torch.func import vmap`); not `compile` or `function`, which name other things
+BARE_TRANSFORMS = TRANSFORMS - {"compile", "function", "checkpoint"}
+MECHANISM_FLAGS = {"jit_compile", "fullgraph", "donate_argnums", "donate_argnames", "reduce_retracing", "experimental_relax_shapes",
+                   "requires_grad"}
+# calls that set how later code runs (a mesh, a policy, determinism, a default device): deleting one is a mechanism mutant
+SETTING_CALLS = {"set_distribution", "set_global_policy", "set_dtype_policy", "use_deterministic_algorithms", "set_default_device",
+                 "run_functions_eagerly", "set_default_dtype", "enable_op_determinism", "fully_shard", "set_mesh",
+                 "set_floatx", "enable_x64", "disable_eager_execution", "enable_eager_execution", "eval"}
+# structured control flow and the Python a reader writes instead: cond(pred, true_fn, false_fn, operands...)
+CONTROL_FLOW = {"cond"}
 SAFETY_FLAGS = {"weights_only", "safe_mode", "allow_pickle", "strict"}
 CAST_METHODS = {"astype", "half", "float", "double", "bfloat16", "to", "type"}
 CAST_FUNCTIONS = {"cast", "convert_element_type"}
 GRADIENT_STOPS = {"stop_gradient", "detach", "detach_"}
-CONTEXT_MANAGERS = {"autocast", "no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "device", "default_device",
+CONTEXT_MANAGERS = {"scope", "autocast", "no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "device", "default_device",
                     "name_scope", "named_scope", "use_mesh", "set_mesh", "sharding", "policy", "ensure_compile_time_eval"}
