@@ -7,6 +7,8 @@ import ast
 import copy
 from collections.abc import Iterator
 
+from generator.mutate.tables import AXIS_SWAP
+
 
 def replace_span(lines: list[str], node: ast.AST, text: str) -> str:
     """The code with `node`'s source span replaced by `text`, padded to the span's number of lines."""
@@ -145,3 +147,62 @@ def set_constant(node: ast.Constant, value) -> bool:
     return True
 
 
+def reads_writes(statement) -> tuple[set[str], set[str]]:
+    """The names a statement reads, and those it writes (`x[0] = 1` and `x.a = 1` write x)."""
+    reads, writes = set(), set()
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Name):
+            (writes if isinstance(node.ctx, ast.Store) else reads).add(node.id)
+        elif isinstance(node, ast.Subscript | ast.Attribute) and isinstance(node.ctx, ast.Store):
+            base = node.value
+            while isinstance(base, ast.Subscript | ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name):
+                writes.add(base.id)
+    if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
+        reads.add(statement.target.id)
+    return reads, writes
+
+
+def assigned_before(tree, statement) -> set[str]:
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.lineno < statement.lineno:
+            names.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef | ast.Import | ast.ImportFrom) and node.lineno < statement.lineno:
+            names.update(getattr(node, "name", None) and [node.name] or [a.asname or a.name.split(".")[0] for a in getattr(node, "names", [])])
+    return names
+
+
+def statement_text(lines, statement):
+    first = lines[statement.lineno - 1]
+    indent = first[: len(first) - len(first.lstrip())]
+    return "".join(lines[statement.lineno - 1 : statement.end_lineno]), indent
+
+
+def int_value(node: ast.AST) -> int | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) and isinstance(node.operand.value, int):
+        return -node.operand.value
+    return None
+
+
+def swap_axis(node: ast.AST) -> ast.AST | None:
+    value = int_value(node)
+    if value is not None and value in AXIS_SWAP:
+        new = AXIS_SWAP[value]
+        return ast.Constant(new) if new >= 0 else ast.UnaryOp(ast.USub(), ast.Constant(-new))
+    if isinstance(node, ast.Tuple) and len(node.elts) > 1 and all(int_value(e) is not None for e in node.elts):
+        return ast.Tuple(node.elts[:-1], ast.Load())
+    return None
+
+
+def python_if(call: ast.Call, operands_in_a_tuple: bool) -> ast.AST:
+    """`torch.cond(p, t, f, (a, b))` / `jax.lax.cond(p, t, f, a, b)` / `tf.cond(p, t, f)` as the Python a
+    reader writes instead: `(t(a, b) if p else f(a, b))`, which traces one branch."""
+    pred, true_fn, false_fn, *operands = call.args
+    if len(operands) == 1 and isinstance(operands[0], ast.Tuple | ast.List) and operands_in_a_tuple:  # torch.cond
+        operands = list(operands[0].elts)
+    args = [ast.Starred(o.value, ast.Load()) if isinstance(o, ast.Starred) else o for o in operands]
+    return ast.IfExp(pred, ast.Call(true_fn, args, []), ast.Call(false_fn, args, []))

@@ -28,7 +28,6 @@ from generator.mutate import edits
 from generator.mutate.tables import (
     AXIS_FUNCTIONS,
     AXIS_KEYWORDS,
-    AXIS_SWAP,
     BARE_TRANSFORMS,
     CAST_FUNCTIONS,
     CAST_METHODS,
@@ -230,7 +229,7 @@ def _call_mutants(lines, statement, call: ast.Call):
                     parent, slot, node.func.value if isinstance(node.func, ast.Attribute) and not node.args else node.args[0]))
     if name in CONTROL_FLOW and len(call.args) >= 3 and isinstance(call.func, ast.Attribute):  # torch.cond, lax.cond, tf.cond
         yield "python-control-flow", line, f"a Python if for {_dotted(call.func)} in `{shown}`", edits.edit_at(
-            lines, statement, call, lambda node, parent, slot: edits.replace_in_parent(parent, slot, _python_if(node)))
+            lines, statement, call, lambda node, parent, slot: edits.replace_in_parent(parent, slot, edits.python_if(node, _dotted(node.func).startswith("torch"))))
     if name == "device_put" and len(call.args) >= 2:
         yield "single-device", line, f"device_put without its sharding in `{shown}`", edits.edit_at(
             lines, statement, call, lambda node, parent, slot: edits.truncate_args(node, 1))
@@ -245,7 +244,7 @@ def _call_mutants(lines, statement, call: ast.Call):
             yield "flip-safety", line, f"{keyword.arg}={not value.value} in `{shown}`", edits.edit_at(
                 lines, statement, call, lambda node, parent, slot, index=index: edits.flip_keyword(node, index))
         elif keyword.arg in AXIS_KEYWORDS:
-            swapped = _swap_axis(value)
+            swapped = edits.swap_axis(value)
             if swapped is not None:
                 yield "axis", line, f"{keyword.arg}={ast.unparse(swapped)} for {keyword.arg}={ast.unparse(value)} in `{shown}`", edits.edit_at(
                     lines, statement, call, lambda node, parent, slot, index=index, swapped=swapped: edits.set_keyword(node, index, swapped))
@@ -257,8 +256,8 @@ def _call_mutants(lines, statement, call: ast.Call):
     if name in AXIS_FUNCTIONS:
         first = 0 if isinstance(call.func, ast.Attribute) and not _module_like(call.func.value) else 1
         for index, arg in enumerate(call.args):
-            if index >= first and _swap_axis(arg) is not None and isinstance(arg, ast.Constant | ast.UnaryOp):
-                swapped = _swap_axis(arg)
+            if index >= first and edits.swap_axis(arg) is not None and isinstance(arg, ast.Constant | ast.UnaryOp):
+                swapped = edits.swap_axis(arg)
                 yield "axis", line, f"axis {ast.unparse(swapped)} for {ast.unparse(arg)} in `{shown}`", edits.edit_at(
                     lines, statement, call, lambda node, parent, slot, index=index, swapped=swapped: edits.set_arg(node, index, swapped))
 
@@ -320,16 +319,6 @@ def _constant_mutants(lines, statement, node: ast.Constant):
             lines, statement, node, lambda copied, parent, slot: edits.set_constant(copied, new))
 
 
-def _python_if(call: ast.Call) -> ast.AST:
-    """`torch.cond(p, t, f, (a, b))` / `jax.lax.cond(p, t, f, a, b)` / `tf.cond(p, t, f)` as the Python a
-    reader writes instead: `(t(a, b) if p else f(a, b))`, which traces one branch."""
-    pred, true_fn, false_fn, *operands = call.args
-    if len(operands) == 1 and isinstance(operands[0], ast.Tuple | ast.List) and _dotted(call.func).startswith("torch"):
-        operands = list(operands[0].elts)
-    args = [ast.Starred(o.value, ast.Load()) if isinstance(o, ast.Starred) else o for o in operands]
-    return ast.IfExp(pred, ast.Call(true_fn, args, []), ast.Call(false_fn, args, []))
-
-
 def _settings(tree, lines):
     for node in ast.walk(tree):
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and _call_name(node.value) in SETTING_CALLS:
@@ -349,15 +338,15 @@ def _swaps(tree, lines, defined_before):
         body = getattr(node, "body", None)
         if not isinstance(body, list):
             continue
-        defined = set(defined_before) | _assigned_before(tree, body[0]) if body else set()
+        defined = set(defined_before) | edits.assigned_before(tree, body[0]) if body else set()
         for first, second in zip(body, body[1:], strict=False):
             simple = (ast.Assign, ast.AugAssign, ast.Expr)
             if not (isinstance(first, simple) and isinstance(second, simple)):
                 continue
             if first.end_lineno >= second.lineno:  # on one line: leave it
                 continue
-            reads_first, writes_first = _reads_writes(first)
-            reads, writes = _reads_writes(second)
+            reads_first, writes_first = edits.reads_writes(first)
+            reads, writes = edits.reads_writes(second)
             if reads & writes_first - defined:  # the second would read a name before it exists: a NameError proves little
                 defined |= writes_first
                 continue
@@ -365,7 +354,7 @@ def _swaps(tree, lines, defined_before):
             calls = isinstance(first, ast.Expr) and isinstance(second, ast.Expr)  # zero_grad(), backward(), step()
             if not (calls or writes_first & (reads | writes) or reads_first & writes):
                 continue  # independent statements: the swap changes nothing
-            a, b = _statement_text(lines, first), _statement_text(lines, second)
+            a, b = edits.statement_text(lines, first), edits.statement_text(lines, second)
             if a is None or b is None or a[1] != b[1]:
                 continue
             new_lines = list(lines)
@@ -376,52 +365,3 @@ def _swaps(tree, lines, defined_before):
             yield "swap-statements", first.lineno, f"`{edits.segment(lines, second)}` before `{edits.segment(lines, first)}`", "".join(new_lines)
 
 
-def _reads_writes(statement) -> tuple[set[str], set[str]]:
-    """The names a statement reads, and those it writes (`x[0] = 1` and `x.a = 1` write x)."""
-    reads, writes = set(), set()
-    for node in ast.walk(statement):
-        if isinstance(node, ast.Name):
-            (writes if isinstance(node.ctx, ast.Store) else reads).add(node.id)
-        elif isinstance(node, ast.Subscript | ast.Attribute) and isinstance(node.ctx, ast.Store):
-            base = node.value
-            while isinstance(base, ast.Subscript | ast.Attribute):
-                base = base.value
-            if isinstance(base, ast.Name):
-                writes.add(base.id)
-    if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
-        reads.add(statement.target.id)
-    return reads, writes
-
-
-def _assigned_before(tree, statement) -> set[str]:
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.lineno < statement.lineno:
-            names.add(node.id)
-        elif isinstance(node, ast.FunctionDef | ast.ClassDef | ast.Import | ast.ImportFrom) and node.lineno < statement.lineno:
-            names.update(getattr(node, "name", None) and [node.name] or [a.asname or a.name.split(".")[0] for a in getattr(node, "names", [])])
-    return names
-
-
-def _statement_text(lines, statement):
-    first = lines[statement.lineno - 1]
-    indent = first[: len(first) - len(first.lstrip())]
-    return "".join(lines[statement.lineno - 1 : statement.end_lineno]), indent
-
-
-def _int_value(node: ast.AST) -> int | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) and isinstance(node.operand.value, int):
-        return -node.operand.value
-    return None
-
-
-def _swap_axis(node: ast.AST) -> ast.AST | None:
-    value = _int_value(node)
-    if value is not None and value in AXIS_SWAP:
-        new = AXIS_SWAP[value]
-        return ast.Constant(new) if new >= 0 else ast.UnaryOp(ast.USub(), ast.Constant(-new))
-    if isinstance(node, ast.Tuple) and len(node.elts) > 1 and all(_int_value(e) is not None for e in node.elts):
-        return ast.Tuple(node.elts[:-1], ast.Load())
-    return None
