@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 
-from generator.errors import ContentInvalid
+from generator.errors import ContentInvalid, UnknownRow
 
 # Each command imports the stages it uses inside its function (mkdocs' __main__ does the same): `check`
 # need not import the renderer, the runner or NumPy, and every CLI process starts in a fraction of the time.
@@ -126,6 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     except ContentInvalid as invalid:
         print(invalid.report(), file=sys.stderr)
         return 2
+    except UnknownRow as unknown:
+        print(f"error: {unknown}", file=sys.stderr)
+        return 2
     except SandboxUnavailable as refused:
         print(f"error: {refused}", file=sys.stderr)
         return 3
@@ -228,6 +231,7 @@ def cmd_verify(args) -> int:
     from generator import build as build_stage
     from generator import reports
     from generator.contrib import changes
+    from generator.load import content
 
     if args.explain:
         return _explain(args)
@@ -250,7 +254,9 @@ def cmd_verify(args) -> int:
         if not changed:
             return 0
         options.only = (options.only or set()) | changed
-    _, verification = build_stage.run_verification(options)
+    sheets = content.load(args.content)
+    _enforce_rules(args.content, sheets, options.only)
+    _, verification = build_stage.run_verification(options, sheets)
     _report(verification, started)
     if args.summary:
         with open(args.summary, "w", encoding="utf-8") as handle:
@@ -425,9 +431,19 @@ def cmd_check(args) -> int:
     bench_results.load_published(os.path.join(args.content, "benchmarks"))
     for folder in ("ledger", "versions"):  # the GPU ledgers and the older releases' runs: malformed is invalid
         ledger.load_all(os.path.join(args.content, folder))
+    _enforce_rules(args.content, sheets, None)
     rows = sum(1 for sheet in sheets for _ in sheet.rows())
     print(f"{len(sheets)} sheet(s), {rows} row(s): the content is valid", file=sys.stderr)
     return 0
+
+
+def _enforce_rules(content_dir: str, sheets, only) -> None:
+    """The content rules beyond the schema (contrib/rules.py), for the rows in `only`: raise ContentInvalid."""
+    from generator.contrib import rules
+
+    found = rules.findings(content_dir, sheets, only)
+    if found:
+        raise ContentInvalid(found)
 
 
 def cmd_new_row(args) -> int:

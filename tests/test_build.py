@@ -53,7 +53,7 @@ def test_second_build_runs_nothing_and_is_byte_identical(tmp_path):
 
 
 def test_only_runs_the_named_row(tmp_path):
-    root = _content(tmp_path, code_row("a", "x = 1"), code_row("b", "y = 2"))
+    root = _content(tmp_path, code_row("a", "x = 1", "assert x"), code_row("b", "y = 2", "assert y"))
     proc = subprocess.run(
         [sys.executable, "-m", "generator", "verify", "--content", root, "--cache", str(tmp_path / "cache"), "--only", "b", "--quiet"],
         cwd=ROOT, capture_output=True, text=True, timeout=120,
