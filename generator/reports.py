@@ -6,7 +6,6 @@ from __future__ import annotations
 from generator.model import Row, Status
 from generator.verify.progress import summary_table
 
-
 PASSED_CHECK = "the counterexample passed the check"  # verify/judge.py's detail for one the check did not reject
 DEFAULT_TIMEOUT = Row.__dataclass_fields__["timeout"].default
 
