@@ -12,8 +12,11 @@ kernel that refuses the read), there is no sample and the timeout says so.
 from __future__ import annotations
 
 import ctypes
+import os
+import signal
 import struct
 import sys
+import time
 
 # _PyInterpreterFrame in 3.11 (Include/internal/pycore_frame.h): f_func, f_globals, f_builtins, f_locals,
 # f_code, frame_obj, previous, prev_instr; _PyCFrame: use_tracing, current_frame; PyThreadState: prev, next
@@ -153,9 +156,23 @@ def where(pid: int, source: str, shown: str, hide: str = "") -> tuple[str, str]:
     """(the innermost `file:line` of the cell's own code, the sample as a traceback), with the cell's source
     file named `shown` (its YAML file) and the frames of files under `hide` (the worker's) left out;
     ('', why not) when there is no sample."""
+    error = None
     try:
-        stacks = sample(pid)
-    except (OSError, LookupError, ValueError, struct.error, UnicodeError) as error:
+        os.kill(pid, signal.SIGSTOP)  # it is killed next: stopped, its frames hold still while they are read
+        for _ in range(200):
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                if handle.read().rsplit(b")", 1)[1].split()[0] in (b"T", b"t"):
+                    break
+            time.sleep(0.001)
+    except OSError:
+        pass
+    for _ in range(3):  # a process that did not stop in time may move under the reader: read again
+        try:
+            stacks = sample(pid)
+            break
+        except (OSError, LookupError, ValueError, struct.error, UnicodeError) as failed:
+            error = failed
+    else:
         return "", f"no stack sample: {error}"
     for frames in stacks:
         own = [frame for frame in frames if frame[0] == source]
