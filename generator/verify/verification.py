@@ -131,12 +131,13 @@ def plan(sheets: list[Sheet], *, only: set[str] | None = None, device: str = "cp
 def check_rows(sheets: list[Sheet], only) -> None:
     """Raise UnknownRow naming every id of `only` (ROW or SHEET/ROW) that is no row of `sheets`, each with
     the closest ids: a mistyped id must not run nothing and say "done"."""
-    known = {row.id for sheet in sheets for row in sheet.rows()} | {f"{sheet.id}/{row.id}" for sheet in sheets for row in sheet.rows()}
-    unknown = sorted(set(only) - known)
+    bare = {row.id for sheet in sheets for row in sheet.rows()}
+    qualified = {f"{sheet.id}/{row.id}" for sheet in sheets for row in sheet.rows()}
+    unknown = sorted(set(only) - bare - qualified)
     if unknown:
         lines = []
-        for name in unknown:
-            close = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.6)
+        for name in unknown:  # the closest ids written as this one is (SHEET/ROW or ROW)
+            close = difflib.get_close_matches(name, sorted(qualified if "/" in name else bare), n=3, cutoff=0.6)
             lines.append(f"no row '{name}' in the content" + (f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else
                                                                  " (`python -m generator coverage` lists every row)"))  # fmt: skip
         raise UnknownRow("\n".join(lines))
