@@ -429,12 +429,14 @@ def _published(args, cache, jobs) -> int:
             print(f"wrote {published.export(cache, jobs, args.source)} passed result(s) of {len(jobs)} job(s) to {args.source}", file=sys.stderr)
             return 0
         source = args.source or published.origin_url()
-        stored, present, left = published.import_results(cache, jobs, source)
+        stored, present, left, why = published.import_results(cache, jobs, source)
     except published.PublishedError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     print(f"from {source}: stored {stored} result(s) in {args.cache}, {present} were here already; left out {left} whose keys are "
           "not this checkout's (another version of a cell, a package or the worker)", file=sys.stderr)  # fmt: skip
+    if why:
+        print(f"note: {why}", file=sys.stderr)
     return 0
 
 

@@ -107,3 +107,14 @@ def test_the_make_targets_and_the_pages_workflow():
     assert "$(PY) -m generator cache import $(CACHE_URL)" in makefile
     with open(os.path.join(ROOT, ".github", "workflows", "pages.yml"), encoding="utf-8") as handle:
         assert "generator cache export site/results-cache.json.gz" in handle.read()
+
+
+def test_published_results_from_another_interpreter_build_are_said_to_be_unusable(tmp_path):
+    import gzip
+    import json
+
+    root = write_content(tmp_path / "content", {"s.yaml": section(code_row("a", "y = 1", "assert y == 1"))})
+    published = tmp_path / "results-cache.json.gz"
+    published.write_bytes(gzip.compress(json.dumps({"format": 1, "python": "3.11.0 (elsewhere)", "results": {}}).encode()))
+    proc = _cli("cache", "import", published, "--content", root, "--cache", tmp_path / "fresh")
+    assert proc.returncode == 0 and "note: the results were made by Python 3.11.0 (elsewhere), this is " in proc.stderr, proc.stderr

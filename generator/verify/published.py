@@ -16,6 +16,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 
 from generator.model import PASSED, Result
 
@@ -34,7 +35,7 @@ def export(cache, jobs, path: str) -> int:
         result = cache.get(job.key)
         if result is not None:
             results[job.key] = result.to_json()
-    data = json.dumps({"format": FORMAT, "results": results}, sort_keys=True).encode()
+    data = json.dumps({"format": FORMAT, "python": sys.version, "results": results}, sort_keys=True).encode()
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "wb") as handle:
@@ -71,14 +72,19 @@ def _read(source: str) -> dict:
         raise PublishedError(f"{source} could not be read: {error}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("results"), dict):
         raise PublishedError(f"{source} is not a results file of format {FORMAT}")
-    return data["results"]
+    return data
 
 
-def import_results(cache, jobs, source: str) -> tuple[int, int, int]:
-    """Store the results of `source` whose keys are keys of `jobs`: (stored, already here, left out)."""
+def import_results(cache, jobs, source: str) -> tuple[int, int, int, str]:
+    """Store the results of `source` whose keys are keys of `jobs`: (stored, already here, left out, and
+    why none could match when the interpreter that made them is not this one)."""
     wanted = {job.key for job in jobs}
     stored = present = left = 0
-    for key, data in _read(source).items():
+    published = _read(source)
+    python = str(published.get("python", ""))
+    why = "" if python in ("", sys.version) else (f"the results were made by Python {python}, this is {sys.version}: a cache key holds "
+                                                 "the interpreter's build, so none of them can be used here")  # fmt: skip
+    for key, data in published["results"].items():
         if key not in wanted:
             left += 1
             continue
@@ -95,4 +101,4 @@ def import_results(cache, jobs, source: str) -> tuple[int, int, int]:
             continue
         cache.put(key, result)
         stored += 1
-    return stored, present, left
+    return stored, present, left, why
