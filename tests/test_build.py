@@ -111,7 +111,7 @@ def test_interrupted_build_keeps_site_reaps_workers_and_keeps_cache(tmp_path):
     good = _tree(tmp_path / "site")
     started = _lane_home(tmp_path) / "slow-started"
     slow = code_row("slow", f"open({str(started)!r}, 'w').close()\nimport time\ntime.sleep(120)", timeout=200)
-    root = _content(tmp_path, fast, code_row("fast2", "y = 2"), slow)
+    root = _content(tmp_path, fast, code_row("fast2", "y = 2", "assert y == 2"), slow)
 
     def cached_entries() -> int:
         return sum(name.endswith(".json") for _, _, names in os.walk(tmp_path / "cache" / "results") for name in names)
