@@ -262,6 +262,8 @@ def cmd_verify(args) -> int:
         options.only = (options.only or set()) | changed
     sheets = content.load(args.content)
     _enforce_rules(args.content, sheets, options.only)
+    if options.only is not None:  # the sheets that hold the rows: what it reports (planning every sheet's jobs took seconds)
+        sheets = build_stage.preview_sheets(sheets, options.only)
     _, verification = build_stage.run_verification(options, sheets)
     _report(verification, started)
     if args.summary:
