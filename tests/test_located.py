@@ -76,3 +76,17 @@ def test_a_counterexample_that_passes_names_its_file_line_and_what_it_means(tmp_
     assert proc.returncode == 1
     assert (f"FAILED: {path}:15: counterexample 1 of t/weak [pytorch] passed the check in lane python: the check is too weak, "
             "or this snippet is not wrong") in proc.stderr  # fmt: skip
+
+
+def test_without_a_readable_process_the_timeout_says_there_is_no_sample():
+    """The sampler's fallback: a process it cannot read (here: one that has exited and been reaped) gives no
+    location and says why, instead of failing the worker."""
+    sys.path.insert(0, os.path.join(ROOT, "generator", "verify", "worker"))
+    try:
+        import sample
+    finally:
+        sys.path.pop(0)
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    at, said = sample.where(child.pid, "/nowhere.py", "content/x.yaml")
+    assert at == "" and said.startswith("no stack sample: "), said
