@@ -17,7 +17,7 @@ BROWSER_DEPS ?= 1
 SANDBOX_DEPS ?= 1
 ROW ?=
 
-.PHONY: mutate build test test-fast verify verify-gpu verify-env venv-env check docs bench enginebench serve golden lock clean venv venv-dev
+.PHONY: preview cache-get mutate build test test-fast verify verify-gpu verify-env venv-env check docs bench enginebench serve golden lock clean venv venv-dev
 
 venv: $(STAMP)
 
@@ -111,8 +111,22 @@ bench: $(STAMP)
 enginebench: $(STAMP)
 	$(PY) -m generator.bench.engine
 
+# serve into .cache/serve/ (never site/), rebuild on change, show errors in the page; ROW=<row-id>: that row's sheets only
 serve: $(STAMP)
-	$(PY) -m generator serve
+	$(PY) -m generator serve $(if $(ROW),--only $(ROW))
+
+# CI's results, published with the site (results-cache.json.gz): only those whose keys are this checkout's
+# are stored (same cell, lane, worker, Python and package versions). CACHE_URL=<file or URL> names another.
+CACHE_URL ?=
+cache-get: $(STAMP)
+	$(PY) -m generator cache import $(CACHE_URL)
+
+# A first look at one row: verify it (the other cells come from the cache) and render only its sheet into
+# .cache/preview/ (site/ is left alone); the cache of CI's results (make cache-get) makes the rest a render.
+preview: $(STAMP)
+	@test -n "$(ROW)" || { echo "make preview ROW=<row-id>" >&2; exit 2; }
+	$(PY) -m generator build --only $(ROW) --preview --keep-going --out .cache/preview
+	@echo "open .cache/preview/index.html"
 
 golden: $(STAMP)
 	$(PY) -m tests.golden

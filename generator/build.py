@@ -31,6 +31,7 @@ class Options:
     memory_cap: int | None = None
     benchmarks: bool = True
     sandbox: str | None = None  # the lane workers' sandbox policy (verify/sandbox.py); None: its default
+    preview: bool = False  # render only the sheets that hold the `only` rows, and no guide, trade-off or benchmarks page
 
 
 @dataclass
@@ -71,6 +72,8 @@ def build(options: Options) -> Outcome:
     guide_pages = pages.load(options.content_dir, sheets)  # content errors surface before any cell runs
     # the benchmarks are data made by `make bench`: the build renders the published run, never runs one
     measured = bench_results.load_published(os.path.join(options.content_dir, "benchmarks"), ROOT) if options.benchmarks else None
+    if options.preview and options.only is not None:  # `make preview ROW=…`: the row's sheet alone, in seconds
+        sheets, guide_pages, measured = preview_sheets(sheets, options.only), {}, None
     fragments_path = os.path.join(options.cache_dir, "fragments.json")
     fragments = FragmentCache()
     fragments.load(fragments_path)  # before any cell runs: a cell cannot change what this build renders with
@@ -95,6 +98,14 @@ def build(options: Options) -> Outcome:
         verification.warnings.add(f"{fragments_path} could not be written ({error.strerror or error}): the next build highlights every cell again")
     written = sitefiles.publish(files, options.out_dir, ticket)
     return Outcome(verification, written=written, superseded=not written)
+
+
+def preview_sheets(sheets: list, only: set) -> list:
+    """The sheets that hold a row of `only` (an unknown id is an error, with the closest ones)."""
+    from generator.verify.verification import check_rows
+
+    check_rows(sheets, only)
+    return [sheet for sheet in sheets if any(row.id in only or f"{sheet.id}/{row.id}" in only for row in sheet.rows())]
 
 
 def benchmarks_page(env, context: dict, measured: dict) -> bytes:

@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 
-from generator.errors import ContentInvalid
+from generator.errors import ContentInvalid, UnknownRow
 
 # Each command imports the stages it uses inside its function (mkdocs' __main__ does the same): `check`
 # need not import the renderer, the runner or NumPy, and every CLI process starts in a fraction of the time.
@@ -51,6 +51,7 @@ def parser() -> argparse.ArgumentParser:
     build.add_argument("--keep-going", action="store_true", help="render the site even when cells fail, showing the failures")
     build.add_argument("--no-benchmarks", action="store_true", help="leave out the benchmarks page (rendered from content/benchmarks/, written by make bench)")
     build.add_argument("--merge", nargs="+", metavar="BUNDLE", help="first import the results of these shard bundles (every shard of this plan, all passing)")
+    build.add_argument("--preview", action="store_true", help="with --only: render only the sheets that hold those rows (no guide, trade-off or benchmarks page)")
 
     verify = commands.add_parser("verify", help="run the code cells and report; render nothing")
     _common(verify)
@@ -77,7 +78,11 @@ def parser() -> argparse.ArgumentParser:
     mutate.add_argument("--rekey-from-runner", metavar="DIGEST", help="first carry the recorded verdicts over a worker change that changes no behaviour (as ledger rekey does), then run what is left")
 
     cache = commands.add_parser("cache", help="look after the result cache")
-    cache.add_argument("action", choices=("prune",), help="prune: remove the results no current cell can use, and stale temporary files")
+    cache.add_argument("action", choices=("prune", "export", "import"), help="prune: remove the results no current cell can use, and stale "
+                       "temporary files; export FILE: the passed results of the content's jobs, as the pages workflow publishes them; "
+                       "import [SOURCE]: store those of a published file (path or URL; default: the origin's GitHub Pages site) whose keys "
+                       "are this checkout's")  # fmt: skip
+    cache.add_argument("source", nargs="?", help="export: the file to write; import: the file or URL to read")
     _common(cache)
     cache.add_argument("--cache", default=".cache", help="the cache folder (default: .cache)")
     cache.add_argument("--dry-run", action="store_true", help="say what would be removed; remove nothing")
@@ -101,10 +106,10 @@ def parser() -> argparse.ArgumentParser:
     coverage = commands.add_parser("coverage", help="per sheet: which cells are none, lack a check, or have CPU results only")
     _common(coverage)
 
-    serve = commands.add_parser("serve", help="serve the site locally and rebuild on change")
+    serve = commands.add_parser("serve", help="serve the site locally and rebuild on change (never writes site/)")
     _common(serve)
     _running(serve)
-    serve.add_argument("--out", default="site", help="where the site goes (default: site)")
+    serve.add_argument("--out", default=os.path.join(".cache", "serve"), help="where its site goes (default: .cache/serve; never the published site/)")
     serve.add_argument("--port", type=int, default=8000, help="the port on 127.0.0.1 (default: 8000)")
     return main
 
@@ -125,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
         return COMMANDS[args.command](args)
     except ContentInvalid as invalid:
         print(invalid.report(), file=sys.stderr)
+        return 2
+    except UnknownRow as unknown:
+        print(f"error: {unknown}", file=sys.stderr)
         return 2
     except SandboxUnavailable as refused:
         print(f"error: {refused}", file=sys.stderr)
@@ -152,6 +160,7 @@ def _options(args):
         memory_cap=args.memory_cap * 2**20 if args.memory_cap else None,
         benchmarks=not getattr(args, "no_benchmarks", False),
         sandbox=getattr(args, "sandbox", None),
+        preview=getattr(args, "preview", False),
     )
 
 
@@ -228,6 +237,7 @@ def cmd_verify(args) -> int:
     from generator import build as build_stage
     from generator import reports
     from generator.contrib import changes
+    from generator.load import content
 
     if args.explain:
         return _explain(args)
@@ -250,7 +260,11 @@ def cmd_verify(args) -> int:
         if not changed:
             return 0
         options.only = (options.only or set()) | changed
-    _, verification = build_stage.run_verification(options)
+    sheets = content.load(args.content)
+    _enforce_rules(args.content, sheets, options.only)
+    if options.only is not None:  # the sheets that hold the rows: what it reports (planning every sheet's jobs took seconds)
+        sheets = build_stage.preview_sheets(sheets, options.only)
+    _, verification = build_stage.run_verification(options, sheets)
     _report(verification, started)
     if args.summary:
         with open(args.summary, "w", encoding="utf-8") as handle:
@@ -398,10 +412,34 @@ def cmd_cache(args) -> int:
     from generator.verify.verification import plan
 
     sheets = content.load(args.content)
+    if args.action in ("export", "import"):
+        return _published(args, Cache(args.cache), plan(sheets))
     keep = {job.key for device in ("cpu", "cuda") for job in plan(sheets, device=device, gpus=8)}
     removed, kept, freed = explain.prune(Cache(args.cache), keep, dry_run=args.dry_run)
     verb = "would remove" if args.dry_run else "removed"
     print(f"{verb} {removed} result(s) ({freed / 2**20:.1f} MiB) that no current cell can use; kept {kept}")
+    return 0
+
+
+def _published(args, cache, jobs) -> int:
+    from generator.verify import published
+
+    try:
+        if args.action == "export":
+            if not args.source:
+                print("cache export FILE: name the file to write", file=sys.stderr)
+                return 2
+            print(f"wrote {published.export(cache, jobs, args.source)} passed result(s) of {len(jobs)} job(s) to {args.source}", file=sys.stderr)
+            return 0
+        source = args.source or published.origin_url()
+        stored, present, left, why = published.import_results(cache, jobs, source)
+    except published.PublishedError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print(f"from {source}: stored {stored} result(s) in {args.cache}, {present} were here already; left out {left} whose keys are "
+          "not this checkout's (another version of a cell, a package or the worker)", file=sys.stderr)  # fmt: skip
+    if why:
+        print(f"note: {why}", file=sys.stderr)
     return 0
 
 
@@ -426,9 +464,19 @@ def cmd_check(args) -> int:
     bench_results.load_published(os.path.join(args.content, "benchmarks"))
     for folder in ("ledger", "versions"):  # the GPU ledgers and the older releases' runs: malformed is invalid
         ledger.load_all(os.path.join(args.content, folder))
+    _enforce_rules(args.content, sheets, None)
     rows = sum(1 for sheet in sheets for _ in sheet.rows())
     print(f"{len(sheets)} sheet(s), {rows} row(s): the content is valid", file=sys.stderr)
     return 0
+
+
+def _enforce_rules(content_dir: str, sheets, only) -> None:
+    """The content rules beyond the schema (contrib/rules.py), for the rows in `only`: raise ContentInvalid."""
+    from generator.contrib import rules
+
+    found = rules.findings(content_dir, sheets, only)
+    if found:
+        raise ContentInvalid(found)
 
 
 def cmd_new_row(args) -> int:

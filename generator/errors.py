@@ -15,6 +15,7 @@ class ContentError:
     line: int
     message: str
     quote: bool = field(default=True, compare=False)  # False: the file is not to be read (it leads outside the content)
+    root: bool = field(default=False, compare=False)  # a cause of other errors (invalid YAML, a duplicate key): listed first
 
     def format(self) -> str:
         quoted = _line_of(self.path, self.line) if self.quote else None
@@ -26,13 +27,18 @@ class ContentInvalid(Exception):
     """The content has errors; `errors` lists every one of them."""
 
     def __init__(self, errors: list[ContentError]):
-        self.errors = sorted(set(errors))
+        # root causes first (a duplicate key drops a value, and the errors about what it held follow), then by place
+        self.errors = sorted(set(errors), key=lambda error: (not error.root, error))
         super().__init__(f"{len(self.errors)} content error(s)")
 
     def report(self) -> str:
         lines = [error.format() for error in self.errors]
         lines.append(f"{len(self.errors)} error(s) in the content; nothing was built.")
         return "\n".join(lines)
+
+
+class UnknownRow(ValueError):
+    """A row id given on the command line (--only, --explain, ROW=) that names no row of the content."""
 
 
 @lru_cache(maxsize=64)

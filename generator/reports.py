@@ -3,8 +3,11 @@ failures, a GPU or older-release run, a shard. Only cli.py prints it and chooses
 
 from __future__ import annotations
 
-from generator.model import Status
+from generator.model import Row, Status
 from generator.verify.progress import summary_table
+
+PASSED_CHECK = "the counterexample passed the check"  # verify/judge.py's detail for one the check did not reject
+DEFAULT_TIMEOUT = Row.__dataclass_fields__["timeout"].default
 
 
 def verification_text(verification) -> str:
@@ -20,9 +23,15 @@ def verification_text(verification) -> str:
                 lines.append(f"\n{result.status.upper()}: {sheet}/{row} [{column}] in lane {lane}")
                 if result.error:
                     lines.append(result.error.rstrip())
+                if result.status == Status.TIMEOUT:
+                    lines.append(f"(a row that needs longer says so: `timeout: SECONDS` on the row, beside its `id:`; the default is {DEFAULT_TIMEOUT:g} s)")
+        at = dict(verdict.counterexample_at)
         for index, lane, result in verdict.counterexamples:
-            if result.status != Status.PASSED:
-                lines.append(f"\n{result.status.upper()}: {sheet}/{row} [{column}] counterexample {index} in lane {lane}: {result.detail}")
+            if result.status != Status.PASSED and result.detail.startswith(PASSED_CHECK):
+                lines.append(f"\nFAILED: {at.get(index, '?')}: counterexample {index} of {sheet}/{row} [{column}] passed the check in lane {lane}: "
+                             "the check is too weak, or this snippet is not wrong (make the check reject it, or drop the counterexample)")  # fmt: skip
+            elif result.status != Status.PASSED:
+                lines.append(f"\n{result.status.upper()}: {at.get(index, '?')}: {sheet}/{row} [{column}] counterexample {index} in lane {lane}: {result.detail}")
                 if result.error and result.detail.startswith(("expected", "the counterexample failed in")):
                     lines.append(result.error.rstrip())
         if verdict.problem and (sheet, row) not in problems:

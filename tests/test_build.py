@@ -53,7 +53,7 @@ def test_second_build_runs_nothing_and_is_byte_identical(tmp_path):
 
 
 def test_only_runs_the_named_row(tmp_path):
-    root = _content(tmp_path, code_row("a", "x = 1"), code_row("b", "y = 2"))
+    root = _content(tmp_path, code_row("a", "x = 1", "assert x"), code_row("b", "y = 2", "assert y"))
     proc = subprocess.run(
         [sys.executable, "-m", "generator", "verify", "--content", root, "--cache", str(tmp_path / "cache"), "--only", "b", "--quiet"],
         cwd=ROOT, capture_output=True, text=True, timeout=120,
@@ -111,7 +111,7 @@ def test_interrupted_build_keeps_site_reaps_workers_and_keeps_cache(tmp_path):
     good = _tree(tmp_path / "site")
     started = _lane_home(tmp_path) / "slow-started"
     slow = code_row("slow", f"open({str(started)!r}, 'w').close()\nimport time\ntime.sleep(120)", timeout=200)
-    root = _content(tmp_path, fast, code_row("fast2", "y = 2"), slow)
+    root = _content(tmp_path, fast, code_row("fast2", "y = 2", "assert y == 2"), slow)
 
     def cached_entries() -> int:
         return sum(name.endswith(".json") for _, _, names in os.walk(tmp_path / "cache" / "results") for name in names)

@@ -18,10 +18,28 @@ SAMPLES = os.path.join(ROOT, "tests", "samples", "errors")
 # sample file -> the exact messages loading it must give (path relative to the sheet folder)
 EXPECTED = {
     "invalid_yaml.yaml": [
-        "invalid_yaml.yaml:6: invalid YAML: mapping values are not allowed in this context\n    6 |      cells: {}",
+        "invalid_yaml.yaml:6: invalid YAML: indentation: line 6 is indented 5 spaces, line 5 above it 4: a key of the same mapping takes the "
+        "same indentation (the YAML parser says: mapping values are not allowed in this context)\n    6 |      cells: {}",
     ],
     "duplicate_key.yaml": [
-        "duplicate_key.yaml:6: duplicate key 'title' (first defined on line 5)\n    6 |     title: Two",
+        "duplicate_key.yaml:6: duplicate key 'title' (first defined on line 5): the second is ignored, so errors about what it holds may follow"
+        "\n    6 |     title: Two",
+    ],
+    # the root cause first: the second 'cells' is dropped, which is why the row has no jax cell (line 7)
+    "duplicate_key_causes_more.yaml": [
+        "duplicate_key_causes_more.yaml:8: duplicate key 'cells' (first defined on line 6): the second is ignored, so errors about what it "
+        "holds may follow\n    8 |     cells:",
+        "duplicate_key_causes_more.yaml:7: row 'r1' has no cell for column 'jax'\n    7 |       pytorch: {text: \"1\"}",
+    ],
+    # the line whose indentation is wrong (it ends the block), not the next one where the parser stumbles
+    "underindented_block.yaml": [
+        "underindented_block.yaml:10: invalid YAML: indentation: line 10 is indented 8 spaces, less than the 10 of the block that starts on "
+        "line 8 (code: |), so it ends the block: indent it to 10 spaces to keep it in the block, or to 8 if it starts the next key (the YAML "
+        "parser says: while scanning a simple key could not find expected ':')\n    10 |         y = 2",
+    ],
+    "tab_indented.yaml": [
+        "tab_indented.yaml:10: invalid YAML: indentation: line 10 is indented with a tab; YAML indents with spaces (the YAML parser says: "
+        "while scanning a block scalar found a tab character where an indentation space is expected)\n    10 | \tcheck: |",
     ],
     "unknown_field.yaml": [
         "unknown_field.yaml:10: unknown field 'chek' in cell (did you mean 'check'?)\n    10 |         chek: |",

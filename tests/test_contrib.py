@@ -61,13 +61,13 @@ def test_skeleton_is_valid_for_every_lane():
 
 def test_changed_since_lists_only_edited_and_new_rows(tmp_path):
     repo = tmp_path / "repo"
-    root = write_content(repo / "content", {"s.yaml": section(code_row("a", "x = 1"), code_row("b", "y = 2"))})
+    root = write_content(repo / "content", {"s.yaml": section(code_row("a", "x = 1", "assert x"), code_row("b", "y = 2", "assert y"))})
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
     subprocess.run([*git, "commit", "-qm", "base"], cwd=repo, check=True)
     assert changes.changed_rows(root, "HEAD") == set()
-    write_content(repo / "content", {"s.yaml": section(code_row("a", "x = 1"), code_row("b", "y = 3"), code_row("c", "z = 1"))})
+    write_content(repo / "content", {"s.yaml": section(code_row("a", "x = 1", "assert x"), code_row("b", "y = 3", "assert y"), code_row("c", "z = 1", "assert z"))})
     assert changes.changed_rows(root, "HEAD") == {"t/b", "t/c"}
     proc = _cli("verify", "--content", root, "--cache", str(tmp_path / "cache"), "--changed-since", "HEAD", "--quiet")
     assert proc.returncode == 0, proc.stderr

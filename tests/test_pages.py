@@ -89,3 +89,16 @@ def test_guide_selector_scores_are_complete(tmp_path):
     report = raised.value.report()
     assert "'score' must be an integer from 0 to 3" in report
     assert "no score for criteria ['b']" in report
+
+
+def test_a_speed_statement_without_a_benchmark_is_an_error_in_check(tmp_path):
+    """The rule the real guide's test asserted (speed statements link a benchmark) is check's, with file:line."""
+    root = _sample(tmp_path, MINIMAL_TRADEOFFS.replace("row: golden/no-such-row", "row: golden/ones").replace("              - benchmark: mlp-train-stepp\n", "").replace("http://", "https://"))
+    (tmp_path / "content" / "guide.yaml").write_text(
+        "title: G\nsections:\n  - id: s\n    title: S\n    items:\n      - text: JAX is faster here\n        evidence: [{row: golden/ones}]\n"
+        "      - text: JAX is faster there\n        evidence: [{row: golden/ones}, {benchmark: mlp-train-step}]\n"
+    )
+    proc = subprocess.run([sys.executable, "-m", "generator", "check", "--content", root], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert f"{root}/guide.yaml:6: a statement about speed links the benchmark that measured it: add `- benchmark: ID`" in proc.stderr
+    assert ":8: a statement about speed" not in proc.stderr

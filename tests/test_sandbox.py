@@ -230,7 +230,7 @@ def test_the_cli_exits_3_when_the_sandbox_is_required_and_missing(tmp_path, monk
     from generator import cli
 
     monkeypatch.setattr(sandboxes, "probe", lambda: (None, "bubblewrap (bwrap) is not installed"))
-    root = write_content(tmp_path / "content", {"s.yaml": section(code_row("x", "x = 1"))})
+    root = write_content(tmp_path / "content", {"s.yaml": section(code_row("x", "x = 1", "assert x"))})
     assert cli.main(["verify", "--content", root, "--cache", str(tmp_path / "cache"), "--sandbox", "require", "--quiet"]) == 3
     assert "bubblewrap" in capsys.readouterr().err
 

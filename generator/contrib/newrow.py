@@ -63,8 +63,8 @@ def new_row(content_dir: str, sheet_id: str, section: str, title: str, row_id: s
         before = handle.read()
     if not before.endswith("\n"):
         before += "\n"
-    if re.search(r"^rows:\s*\[\]\s*$", before, flags=re.M):
-        before = re.sub(r"^rows:\s*\[\]\s*$", "rows:", before, flags=re.M)
+    if re.search(r"^rows:[ \t]*\[\][ \t]*$", before, flags=re.M):  # not \s: it took the newline, and the row joined 'rows:'
+        before = re.sub(r"^rows:[ \t]*\[\][ \t]*$", "rows:", before, flags=re.M)
     line = before.count("\n") + 1
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(before + skeleton(row_id, title, sheet.columns))

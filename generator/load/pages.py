@@ -129,6 +129,10 @@ def load(content_dir: str, sheets) -> dict:
     return pages
 
 
+# a guide statement that says one framework is faster is a claim the benchmarks page measured
+SPEED = re.compile(r"\bfaster\b", re.I)
+
+
 def _guide(c: _Checker, data) -> dict | None:
     guide = c.read(data, GUIDE, 1)
     if guide is None:
@@ -140,7 +144,13 @@ def _guide(c: _Checker, data) -> dict | None:
         framework = section["framework"]
         if framework and framework_ids and framework not in framework_ids:
             c.error(section.at("framework"), f"unknown framework '{framework}'{suggest(framework, framework_ids)}")
-        claims = [{"text": claim["text"], "evidence": c.evidence(claim["evidence"])} for claim in c.each(section["items"], ITEM)]
+        claims = []
+        for claim in c.each(section["items"], ITEM):
+            evidence = c.evidence(claim["evidence"])
+            if SPEED.search(claim["text"]) and not any(link.kind == "benchmark" for link in evidence):
+                c.error(claim.line, "a statement about speed links the benchmark that measured it: add `- benchmark: ID` to its evidence "
+                                    f"(one of {', '.join(BENCHMARK_IDS)})")  # fmt: skip
+            claims.append({"text": claim["text"], "evidence": evidence})
         sections.append({"id": c.unique(section, seen, "section id"), "title": section["title"], "framework": framework, "items": claims})
     return {"title": guide["title"], "intro": guide["intro"], "sections": sections, "selector": selector}
 

@@ -91,9 +91,13 @@ def read(path: str, text: str) -> tuple[object, list[ContentError]]:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1
         message = " ".join(str(part) for part in (exc.context, exc.problem) if part)
-        return None, [ContentError(path, line, f"invalid YAML: {message}")]
+        hint = indentation(text.splitlines(), line)
+        if hint is not None:  # the line whose indentation is wrong, which the parser reports only later
+            line, said = hint
+            message = f"{said} (the YAML parser says: {message})"
+        return None, [ContentError(path, line, f"invalid YAML: {message}", root=True)]
     except yaml.YAMLError as exc:
-        return None, [ContentError(path, 1, f"invalid YAML: {exc}")]
+        return None, [ContentError(path, 1, f"invalid YAML: {exc}", root=True)]
     if node is None:
         return None, [ContentError(path, 1, "the file is empty")]
     if _ANCHOR.search(text):  # an alias needs an anchor: only then is the event scan worth its time
@@ -103,6 +107,55 @@ def read(path: str, text: str) -> tuple[object, list[ContentError]]:
     errors: list[ContentError] = []
     data = _build(node, path, errors, set())
     return data, errors
+
+
+_BLOCK_SCALAR = re.compile(r"^(\s*)(?:-\s+)?[^\s#][^:#]*:\s*[|>][-+0-9]*\s*(?:#.*)?$")
+
+
+_KEY = re.compile(r"^\s*(?:-\s+)?(?:[^\s:#'\"][^:#]*|'[^']*'|\"[^\"]*\")\s*:(?:\s|$)|^\s*-(?:\s|$)|^\s*#")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def indentation(lines: list[str], error_line: int) -> tuple[int, str] | None:
+    """(line, message) naming a wrong indentation at or before `error_line` (1-based), if one explains the
+    error: a line under a block scalar (`code: |`) indented less than the block's lines but more than its
+    key (it ends the block, and the parser stumbles a line later), or the error line itself indented
+    unlike the lines above it."""
+    block = None  # (header line, key indent, content indent)
+    for number in range(1, min(error_line, len(lines)) + 1):
+        text = lines[number - 1]
+        if not text.strip():
+            continue
+        indent = _indent(text)
+        if block is not None:
+            header, key_indent, content_indent = block
+            if content_indent is None:
+                content_indent = indent if indent > key_indent else None
+                block = (header, key_indent, content_indent)
+                if content_indent is not None:
+                    continue
+            elif indent >= content_indent:
+                continue
+            elif key_indent < indent or not _KEY.match(text):
+                return number, (f"indentation: line {number} is indented {indent} spaces, less than the {content_indent} of the block "
+                                f"that starts on line {header} ({lines[header - 1].strip()}), so it ends the block: indent it to "
+                                f"{content_indent} spaces to keep it in the block, or to {key_indent} if it starts the next key")  # fmt: skip
+            block = None
+        match = _BLOCK_SCALAR.match(text)
+        if match:
+            block = (number, indent, None)
+    if 1 <= error_line <= len(lines) and lines[error_line - 1].strip():
+        text = lines[error_line - 1]
+        if "\t" in text[: len(text) - len(text.lstrip())]:
+            return error_line, f"indentation: line {error_line} is indented with a tab; YAML indents with spaces"
+        above = next((n for n in range(error_line - 1, 0, -1) if lines[n - 1].strip() and not lines[n - 1].lstrip().startswith("#")), None)
+        if above is not None and _indent(lines[above - 1]) != _indent(text):
+            return error_line, (f"indentation: line {error_line} is indented {_indent(text)} spaces, line {above} above it "
+                                f"{_indent(lines[above - 1])}: a key of the same mapping takes the same indentation")  # fmt: skip
+    return None
 
 
 _SCALARS = {
@@ -149,8 +202,9 @@ def _build(node, path: str, errors: list[ContentError], seen: set[int]):
             key = str(key_node.value)
             if key in result:
                 first = result.key_lines[key]
-                errors.append(
-                    ContentError(path, key_line, f"duplicate key '{key}' (first defined on line {first})")
+                errors.append(  # a root cause: the value is dropped, and what it held is reported missing
+                    ContentError(path, key_line, f"duplicate key '{key}' (first defined on line {first}): the second is ignored, "
+                                                 "so errors about what it holds may follow", root=True)  # fmt: skip
                 )
                 continue
             result[key] = _build(value_node, path, errors, seen)

@@ -8,10 +8,12 @@ must fail: see `model.Counterexample`). A row that claims its columns compute th
 from __future__ import annotations
 
 import ast
+import difflib
 import importlib.util
 from dataclasses import dataclass, field, replace
 from functools import cache
 
+from generator.errors import UnknownRow
 from generator.lanes import LANES, on_device
 from generator.model import CODE, FAILED, NOT_APPLICABLE, PASSED, SKIPPED, STATUSES, Cell, Job, Result, Sheet, Status
 from generator.mutate import results as mutation_results
@@ -32,6 +34,7 @@ class CellVerdict:
     results: tuple[tuple[str, Result], ...]  # (lane, result) in the cell's lane order
     counterexamples: tuple[tuple[int, str, Result], ...] = ()  # (1-based index, lane, result)
     problem: str = ""  # a failure of the row as a whole (columns that differ), shown with the cell
+    counterexample_at: tuple[tuple[int, str], ...] = ()  # (1-based index, "file:line" of its code)
 
     @property
     def passed_lanes(self) -> tuple[str, ...]:
@@ -86,6 +89,8 @@ def plan(sheets: list[Sheet], *, only: set[str] | None = None, device: str = "cp
     depend on the device).
     """
     lanes = lanes or LANES
+    if only is not None:
+        check_rows(sheets, only)
     jobs = []
     for sheet in sheets:
         for row in sheet.rows():
@@ -121,6 +126,21 @@ def plan(sheets: list[Sheet], *, only: set[str] | None = None, device: str = "cp
                                 missing=missing_modules(wrong_cell))  # fmt: skip
                         )
     return jobs
+
+
+def check_rows(sheets: list[Sheet], only) -> None:
+    """Raise UnknownRow naming every id of `only` (ROW or SHEET/ROW) that is no row of `sheets`, each with
+    the closest ids: a mistyped id must not run nothing and say "done"."""
+    bare = {row.id for sheet in sheets for row in sheet.rows()}
+    qualified = {f"{sheet.id}/{row.id}" for sheet in sheets for row in sheet.rows()}
+    unknown = sorted(set(only) - bare - qualified)
+    if unknown:
+        lines = []
+        for name in unknown:  # the closest ids written as this one is (SHEET/ROW or ROW)
+            close = difflib.get_close_matches(name, sorted(qualified if "/" in name else bare), n=3, cutoff=0.6)
+            lines.append(f"no row '{name}' in the content" + (f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else
+                                                                 " (`python -m generator coverage` lists every row)"))  # fmt: skip
+        raise UnknownRow("\n".join(lines))
 
 
 def missing_modules(cell: Cell) -> tuple[str, ...]:
@@ -216,10 +236,12 @@ def judge_with_equivalence(jobs: list[Job], results: dict[str, Result]) -> tuple
     """The cells' verdicts, and the outcome of each equivalence row (which can fail its cells)."""
     by_cell: dict[tuple[str, str, str], list[tuple[str, Result]]] = {}
     wrong: dict[tuple[str, str, str], list[tuple[int, str, Result]]] = {}
+    wrong_at: dict[tuple[str, str, str], dict[int, str]] = {}
     for job in jobs:
         result = results.get(job.id) or Result(status=SKIPPED, error="not verified in this build")
         if job.counterexample:
             wrong.setdefault(job.cell_key, []).append((job.counterexample, job.lane, result))
+            wrong_at.setdefault(job.cell_key, {})[job.counterexample] = f"{job.cell.source.path}:{job.cell.code.line}"
         else:
             by_cell.setdefault(job.cell_key, []).append((job.lane, result))
     outcomes = equivalence.compare(jobs, results)
@@ -232,5 +254,5 @@ def judge_with_equivalence(jobs: list[Job], results: dict[str, Result]) -> tuple
         if outcome is not None and key[2] in outcome.blamed:
             problem = outcome.message
             worst = min(worst, FAILED, key=STATUSES.index)
-        verdicts[key] = CellVerdict(worst, tuple(lane_results), tuple(sorted(wrong.get(key, ()))), problem)
+        verdicts[key] = CellVerdict(worst, tuple(lane_results), tuple(sorted(wrong.get(key, ()))), problem, tuple(sorted(wrong_at.get(key, {}).items())))
     return verdicts, outcomes

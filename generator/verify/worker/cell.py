@@ -134,6 +134,8 @@ def _run_in_namespace(job: dict, config: dict) -> dict:
         except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt too
             status = "failed"
             error = _format_exception(exc, job)
+            if stage == "check" and type(exc) is AssertionError and not exc.args:
+                error += _compared(exc, job)  # after the failure, from the failing statement: no passing cell runs it
     duration = time.perf_counter() - started
     result = {
         "status": status,
@@ -223,6 +225,44 @@ def _format_exception(exc: BaseException, job: dict) -> str:
     if isinstance(exc, KeyboardInterrupt):
         text += "(KeyboardInterrupt raised inside the cell)\n"
     return text.replace(job["abspath"], job["path"])
+
+
+def _compared(exc: AssertionError, job: dict) -> str:
+    """The values a failed bare `assert` compared (`assert a == b`: a and b; `assert f(a, b)`: a and b),
+    evaluated after the failure in the failing frame's still-live namespace, as pytest shows them; ''
+    when the statement is not found or shows nothing more."""
+    tb, frame_tb = exc.__traceback__, None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == job["abspath"]:
+            frame_tb = tb
+        tb = tb.tb_next
+    snippet = job.get("check")
+    if frame_tb is None or not snippet:
+        return ""
+    import ast
+
+    line = frame_tb.tb_lineno
+    try:
+        tree = ast.parse("\n" * (snippet["line"] - 1) + snippet["text"])
+    except SyntaxError:
+        return ""
+    found = [node for node in ast.walk(tree) if isinstance(node, ast.Assert) and node.lineno <= line <= (node.end_lineno or node.lineno)]
+    if not found:
+        return ""
+    test = found[0].test
+    parts = [test.left, *test.comparators] if isinstance(test, ast.Compare) else [*test.args, *(k.value for k in test.keywords)] if isinstance(test, ast.Call) else []
+    shown = []
+    frame = frame_tb.tb_frame
+    for part in parts:
+        if isinstance(part, ast.Constant):
+            continue
+        try:
+            value = repr(eval(compile(ast.Expression(part), "<assert values>", "eval"), frame.f_globals, frame.f_locals))  # noqa: S307 - the cell's own expression
+        except Exception as error:  # noqa: BLE001 - an operand that cannot be evaluated again says why
+            value = f"<could not be evaluated again: {type(error).__name__}: {error}>"
+        text = ast.unparse(part)
+        shown.append(f"  {text[:120]} = {value if len(value) <= 400 else value[:400] + '...'}")
+    return ("The assertion compared (evaluated again after it failed):\n" + "\n".join(shown) + "\n") if shown else ""
 
 
 def _trim(te: traceback.TracebackException) -> None:

@@ -16,6 +16,7 @@ from capture import Capture
 from cell import enter_cell_process, run_cell
 from processes import describe_exit, fork_unsafe_reason, kill_group, kill_orphans, remove_tree, rss_by_group
 from protocol import read_result, send, write_json
+from sample import where
 
 WORKER_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -150,7 +151,10 @@ class Worker:
         for pid, active in list(self.active.items()):
             if active.status is None and now > active.deadline:
                 active.status = "timeout"
-                active.detail = f"the cell ran past its timeout of {active.job['timeout']:g} s and was killed"
+                # where it was, read from outside before the kill (sample.py): nothing in the cell changes
+                at, stack = where(pid, active.workdir + ".py", active.job["path"], WORKER_DIR)
+                active.detail = (f"{at + ': ' if at else ''}the cell ran past its timeout of {active.job['timeout']:g} s (the row's `timeout:`) "
+                                 f"and was killed{' here' if at else ''}\n{stack}")  # fmt: skip
                 kill_group(pid)
         if self.memory_cap and now - self.last_memory_check > 0.1 and self.active:
             self.last_memory_check = now
