@@ -112,7 +112,7 @@ def sheet_export(sheet: Sheet, records: list[dict], verification: Verification) 
                 if cell.kind == CODE:
                     entry["code"] = cell.code.text if cell.code else ""
                     entry["verification"] = by_cell.get((row.id, cell.column), [])
-                    entry.update(releases.cell_export(verification, (sheet.id, row.id, cell.column)))
+                    entry.update(releases.cell_export(verification, (sheet.id, row.id, cell.column), cell))
                     if cell.counterexamples:
                         verdict = verification.verdicts.get((sheet.id, row.id, cell.column))
                         entry["counterexamples"] = [
