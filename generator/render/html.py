@@ -20,7 +20,7 @@ from generator.render.export import (
     compact_json,
     ledger_records,
     mutation_records,
-    records_csv,
+    sheet_csv,
     sheet_export,
     status_counts,
     verification_records,
@@ -157,7 +157,7 @@ def render_site(
                  stem=path.removesuffix(".html"), rows=rows, same=same, stats=stats, provenance=provenance([sheet], verification))  # fmt: skip
         sheet_records = [r for r in all_records if r["sheet"] == sheet.id]
         files[f"data/{sheet.id}.json"] = compact_json(sheet_export(sheet, sheet_records, verification))
-        files[f"data/{sheet.id}.csv"] = records_csv(sheet_records).encode()
+        files[f"data/{sheet.id}.csv"] = sheet_csv(sheet, verification).encode()
     gpu = gpu_coverage(sheets, verification)
     page("index.html", "index.html", entries=index_entries, provenance=provenance(sheets, verification), gpu=gpu)
     gpu_records = ledger_records(verification)
