@@ -37,11 +37,16 @@ def lane_text(lanes: list[str]) -> str:
 
 def gpu_lane_text(lanes: list[str], on_gpu: list[str]) -> str:
     """What the badge says of the GPU: ' · GPU' when every lane of the cell ran there with evidence of
-    GPU work, ' · GPU: keras@jax/torch' when only some did (TensorFlow never goes there), '' when none."""
+    GPU work, ' · GPU: jax/torch' (the Keras backends) when only some did (TensorFlow never goes
+    there), '' when none."""
     ran = [lane for lane in lanes if lane in on_gpu]
     if not ran:
         return ""
-    return " · GPU" if len(ran) == len(lanes) else f" · GPU: {lane_text(ran)}"
+    if len(ran) == len(lanes):
+        return " · GPU"
+    prefixes = {lane.partition("@")[0] for lane in lanes}
+    named = [lane.partition("@")[2] or lane for lane in ran] if len(prefixes) == 1 and all("@" in lane for lane in ran) else ran
+    return f" · GPU: {'/'.join(named)}"
 
 
 def own_warning(cell, warning: dict) -> bool:
@@ -323,6 +328,30 @@ def lazy_bodies(env, rows: dict, macro: str, key: str) -> dict:
             if view.get(key):
                 bodies.setdefault(row_id, {})[view["column"]] = str(render(view))
     return bodies
+
+
+def see_also_links(sheets: list[Sheet]) -> dict[str, dict[str, list[dict]]]:
+    """Per sheet and row, the rows elsewhere that answer the same task: those its `see_also` names and
+    those whose `see_also` names it, each once, in content order: {href, title, sheet}."""
+    by_key = {(sheet.id, row.id): (sheet, row) for sheet in sheets for row in sheet.rows()}
+    pages = {sheet.id: sheet.page_of() for sheet in sheets}
+    pairs: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for sheet in sheets:
+        for row in sheet.rows():
+            for ref in row.see_also:
+                target = (ref.sheet, ref.row)
+                for a, b in (((sheet.id, row.id), target), (target, (sheet.id, row.id))):
+                    if b not in pairs.setdefault(a, []):
+                        pairs[a].append(b)
+    order = {key: index for index, key in enumerate(by_key)}
+    links: dict[str, dict[str, list[dict]]] = {}
+    for (sheet_id, row_id), targets in pairs.items():
+        for target in sorted(targets, key=order.get):
+            target_sheet, target_row = by_key[target]
+            links.setdefault(sheet_id, {}).setdefault(row_id, []).append(
+                {"href": f"{pages[target_sheet.id][target_row.id]}#{target_row.id}", "title": target_row.title, "sheet": target_sheet.title}
+            )
+    return links
 
 
 def gpu_coverage(sheets: list[Sheet], verification: Verification) -> dict:
