@@ -114,6 +114,31 @@ class Cell:
 
 
 @dataclass(frozen=True)
+class Difference:
+    """How a row's columns behave differently (a default, a dtype, a keyword), declared in the content:
+    `columns` behave as `what` says, set apart from the others (empty: every column differs), and
+    `checked` names the check line that proves it ('' when none does)."""
+
+    what: str
+    source: Source
+    columns: tuple[str, ...] = ()
+    checked: str = ""
+
+    def between(self, a: str, b: str) -> bool:
+        """Whether the difference sets column `a` apart from column `b`."""
+        return not self.columns or ((a in self.columns) != (b in self.columns))
+
+
+@dataclass(frozen=True)
+class SeeAlso:
+    """A row elsewhere that answers the same task: `sheet/row` (checked to exist when the content loads)."""
+
+    sheet: str
+    row: str
+    source: Source
+
+
+@dataclass(frozen=True)
 class Row:
     id: str
     title: str
@@ -122,6 +147,8 @@ class Row:
     notes: str = ""
     timeout: float = 60.0
     same: Equivalence | None = None
+    differs: tuple[Difference, ...] = ()
+    see_also: tuple[SeeAlso, ...] = ()
 
 
 @dataclass(frozen=True)

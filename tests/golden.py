@@ -22,9 +22,14 @@ COMPARED = ("index.html", "golden.html", "verification.html", "verification.json
 
 
 def fixed_result(job) -> Result:
-    """A deterministic result: everything passes but Keras on torch, and one cell warns."""
+    """A deterministic result: everything passes but Keras on torch; the JAX cell's own code raises a
+    deprecation warning, and one raised inside a framework's code reaches the PyTorch cell (not its own)."""
     failed = job.lane == "keras@torch"
-    warnings = ({"category": "DeprecationWarning", "message": "ones() is old", "where": "x.yaml:1"},) if job.column == "jax" else ()
+    warnings = ()
+    if job.column == "jax":
+        warnings = ({"category": "DeprecationWarning", "message": "ones() is old", "where": f"{job.cell.source.path}:{job.cell.code.line}"},)
+    elif job.column == "pytorch":
+        warnings = ({"category": "DeprecationWarning", "message": "__array__ has no copy keyword", "where": "/venv/lib/python3.11/site-packages/torch/_tensor.py:1"},)
     return Result(
         status="failed" if failed else "passed",
         duration=0.25,

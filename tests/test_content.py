@@ -220,3 +220,60 @@ def test_a_sheet_split_into_pages_gives_each_page_its_consecutive_sections(tmp_p
 )
 def test_a_page_list_that_does_not_cover_the_sections_once_and_in_order_is_an_error(tmp_path, pages, message):
     assert any(message in m for m in _messages(_split_sheet(tmp_path, pages)))
+
+
+# ---------------------------------------------------------------------------------------------
+# declared differences and "see also" (issue 34)
+
+
+def _rows(*rows: str) -> str:
+    return "id: s\ntitle: S\nrows:\n" + "".join(rows)
+
+
+_CODE_ROW = """\
+  - id: {row_id}
+    title: R
+{extra}    cells:
+      pytorch:
+        code: |
+          x = 1
+        check: |
+          assert x == 1  # checked: one
+      jax: {{text: "a fact"}}
+"""
+
+
+def test_a_declared_difference_names_columns_and_a_check_line_of_its_row(tmp_path):
+    extra = '    differs:\n      - what: "int64 in PyTorch"\n        columns: [pytorch]\n        checked: one\n      - what: "each its own"\n'
+    (sheet,) = content.load(write_content(tmp_path, {"s.yaml": _rows(_CODE_ROW.format(row_id="r", extra=extra))}))
+    first, every = next(sheet.rows()).differs
+    assert (first.what, first.columns, first.checked) == ("int64 in PyTorch", ("pytorch",), "one")
+    assert first.between("pytorch", "jax") and not first.between("jax", "jax")
+    assert every.columns == () and every.between("pytorch", "jax")
+
+
+def test_a_declared_difference_with_an_unknown_column_or_label_is_an_error_at_its_line(tmp_path):
+    extra = '    differs:\n      - what: "x"\n        columns: [pytroch]\n      - what: "y"\n        checked: two\n'
+    messages = [m.replace(f"{tmp_path}/t/", "").split("\n")[0] for m in _messages(write_content(tmp_path, {"s.yaml": _rows(_CODE_ROW.format(row_id="r", extra=extra))}))]
+    assert messages == [
+        "s.yaml:8: unknown column 'pytroch' (did you mean 'pytorch'?)",
+        "s.yaml:10: 'checked: two' names no check line: no check in this row has a line ending in '# checked: two'; this row's labels: one",
+    ]
+
+
+def test_see_also_names_rows_that_exist(tmp_path):
+    extra = "    see_also: [r2, t/r3]\n"
+    root = write_content(tmp_path, {"s.yaml": _rows(_CODE_ROW.format(row_id="r1", extra=extra), _CODE_ROW.format(row_id="r2", extra=""), _CODE_ROW.format(row_id="r3", extra=""))})
+    (sheet,) = content.load(root)
+    rows = {row.id: row for row in sheet.rows()}
+    assert [(ref.sheet, ref.row) for ref in rows["r1"].see_also] == [("t", "r2"), ("t", "r3")]  # a bare row id is on this sheet
+
+
+def test_see_also_of_a_missing_row_is_an_error_at_its_line(tmp_path):
+    extra = "    see_also: [t/r9, other/r1, r1]\n"
+    messages = [m.replace(f"{tmp_path}/t/", "").split("\n")[0] for m in _messages(write_content(tmp_path, {"s.yaml": _rows(_CODE_ROW.format(row_id="r1", extra=extra))}))]
+    assert sorted(messages) == [
+        "s.yaml:6: see_also 'other/r1' names no row (did you mean 't/r1'?)",
+        "s.yaml:6: see_also 't/r9' names no row (did you mean 't/r1'?)",
+        "s.yaml:6: see_also names the row itself",
+    ]

@@ -169,15 +169,16 @@ def test_an_unknown_cuda_version_in_an_older_ledger_is_not_shown(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("entry", "badge"),
+    ("entry", "badge", "standing", "verified"),
     [
-        (None, "awaiting a GPU run"),
-        ({"used_device": True}, "✓ verified on a GPU"),
-        ({"used_device": False}, "✓ passed on a GPU (no GPU work seen)"),  # it read the GPU's properties
-        ({"used_device": True, "status": "failed"}, "awaiting a GPU run"),
+        (None, "awaiting a GPU run", "awaiting-gpu", 0),
+        ({"used_device": True}, "✓ verified on a GPU torch · GPU", "passed", 1),
+        # it read the GPU's properties: verified there by its check, but neither a green ✓ nor "· GPU"
+        ({"used_device": False}, "passed on a GPU machine, no GPU work seen torch", "gpu-no-work", 1),
+        ({"used_device": True, "status": "failed"}, "awaiting a GPU run", "awaiting-gpu", 0),
     ],
 )
-def test_a_gpu_only_cell_says_what_its_gpu_run_showed(tmp_path, entry, badge):
+def test_a_gpu_only_cell_says_what_its_gpu_run_showed(tmp_path, entry, badge, standing, verified):
     from tests.conftest import write_content
 
     rows = """\
@@ -206,9 +207,16 @@ def test_a_gpu_only_cell_says_what_its_gpu_run_showed(tmp_path, entry, badge):
     page = " ".join(re.sub(r"<[^>]+>", " ", files["t.html"].decode()).split())
     assert badge in page
     assert ("awaiting a GPU run" in page) == (badge == "awaiting a GPU run")
-    # a GPU-only cell that passed there is a passed cell: its runs load on opening, like the others'
-    lazy = 'data-lazy="runs"' in files["t.html"].decode()
-    assert lazy == badge.startswith("✓")
+    assert ("✓" in badge) == (standing == "passed") and ("· GPU" in page) == (standing == "passed")
+    html = files["t.html"].decode()
+    assert f'<details class="badge status-{standing}"' in html and f'class="cell kind-code status-{standing}"' in html
+    # a GPU-only cell that passed there is a verified cell: counted so on its sheet and the index, its
+    # runs load on opening, like the others'; one that awaits its run is not a failure (not red)
+    assert f"{verified} of 1 code cells verified" in page
+    index = files["index.html"].decode()
+    assert f"{verified} / 1" in index and ('class="share incomplete"' in index) is False
+    lazy = 'data-lazy="runs"' in html
+    assert lazy == bool(verified)
     assert ("Test GPU" in files["data/t.runs.js"].decode()) == lazy
 
 

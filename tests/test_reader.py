@@ -129,10 +129,121 @@ def test_offline_zip_holds_the_site_with_its_own_offline_page():
 
 
 def test_compare_counts_differences_and_rows_one_lacks():
-    from generator.render import reader
+    from generator.render import compare
+    from generator.verify.verification import Verification
 
     sheets = content.load("tests/samples/golden")
-    pairs = {(p["a"], p["b"]): p["sheets"][0] for p in reader.compare_pairs(sheets)}
-    # ones: torch.ones / keras.ops.ones / jnp.ones all call "ones"; first-release: text vs none.
-    assert pairs[("pytorch", "jax")] == {"id": "golden", "title": "Golden sample", "rows": 2, "differ": 0, "lacking": 1}
-    assert pairs[("pytorch", "keras")]["differ"] == 1  # "2016" and "2015"
+    pairs = {(p["a"], p["b"]): p["sheets"][0] for p in compare.compare_pairs(sheets, Verification(None))}
+    # ones: torch.ones and jnp.ones call the same name, but no `same:` proof covers them; first-release: text vs none.
+    assert pairs[("pytorch", "jax")] == {"id": "golden", "title": "Golden sample", "rows": 2, "differ": 1, "lacking": 1}
+    assert pairs[("pytorch", "keras")]["differ"] == 2  # and "2016" and "2015"
+
+
+def _compare_sheet(tmp_path, extra: str, counterexample: str = ""):
+    row = f"""\
+  - id: r
+    title: R
+{extra}    cells:
+      pytorch:
+        code: |
+          y = x.sum(dim=0)
+        check: |
+          assert y == 1
+{counterexample}      jax:
+        code: |
+          y = jnp.sum(x, axis=0)
+      tf:
+        code: |
+          y = tf.reduce_sum(x, axis=0)
+"""
+    (sheet,) = content.load(write_content(tmp_path, {"s.yaml": section(row)}, columns=(("pytorch", "python"), ("jax", "python"), ("tf", "python"))))
+    return sheet, next(sheet.rows())
+
+
+def test_differences_only_selects_from_proofs_declarations_and_idioms(tmp_path):
+    from generator.render import compare
+    from generator.verify.equivalence import Outcome
+    from generator.verify.verification import Verification
+
+    sheet, row = _compare_sheet(tmp_path, "")
+    nothing = Verification(None)
+    assert compare.reasons(sheet, row, "pytorch", "jax", nothing) == ["not proven to compute the same"]
+    proven = Verification(None, same={("t", "r"): Outcome(True, 3, ("pytorch", "jax", "tf"))})
+    assert compare.reasons(sheet, row, "pytorch", "jax", proven) == []  # the same value, proven: not a difference
+    # a declared difference sets PyTorch apart from the others, not JAX from TensorFlow
+    sheet, row = _compare_sheet(tmp_path / "d", '    differs:\n      - what: "`dim`, not `axis`"\n        columns: [pytorch]\n')
+    assert compare.reasons(sheet, row, "jax", "pytorch", proven) == ["`dim`, not `axis`"]
+    assert compare.reasons(sheet, row, "jax", "tf", proven) == []
+    # a wrong snippet of PyTorch that passes JAX's keyword is the other column's idiom
+    wrong = "        counterexamples:\n          - code: |\n              y = x.sum(axis=1)\n            why: the other axis\n"
+    sheet, row = _compare_sheet(tmp_path / "i", "", wrong)
+    assert compare.idioms(row.cells[0], row.cells[1]) == ["axis="]
+    assert compare.reasons(sheet, row, "pytorch", "jax", proven) == ["a wrong snippet of Pytorch uses Jax's axis="]
+    data = compare.row_data(sheet, row, proven)
+    assert data == {"s": ["pytorch", "jax", "tf"], "i": [["pytorch", "jax", ["axis="]], ["pytorch", "tf", ["axis="]]]}
+
+
+def test_search_index_carries_notes_keywords_pages_and_column_families(tmp_path):
+    files = _golden_site()
+    index = _data(files, "search-index.js")
+    assert index["format"] == 2
+    assert index["sheets"][0]["columns"][1] == ["keras", "Keras", "keras@jax+keras@torch"]
+    rows = {row[1]: row for row in index["rows"]}
+    assert "float32" in rows["ones"][5]["n"].split() and "pytorch" in rows["ones"][5]["n"].split()
+    row = _row_with_setup("kw", "import math", "y = math.fsum([1.0], start=2)")
+    (sheet,) = content.load(write_content(tmp_path, {"s.yaml": section(row)}))
+    from generator.render import reader
+
+    (entry,) = reader.search_index([sheet])["rows"]
+    assert entry[4][0][3] == ["start="]  # the keywords a cell passes
+
+
+def test_a_runnable_script_prints_what_the_code_computed_and_runs_in_a_scratch_directory(tmp_path):
+    import subprocess
+    import sys
+
+    from generator.render import reader
+    from generator.verify.verification import Verification
+
+    code = "import pathlib\npathlib.Path('out').mkdir()\nm = sum(data) / len(data)\ndel data\nm, m * 2"
+    (sheet,) = content.load(write_content(tmp_path / "c", {"s.yaml": section(_row_with_setup("mean", "data = [1, 2]", code))}))
+    row = next(sheet.rows())
+    script = reader.runnable(sheet, row, row.cells[0], Verification(None))
+    assert script.index("data = [1, 2]") < script.index("m = sum(data)") < script.index("# what it computed")
+    (tmp_path / "run.py").write_text(script)
+    for _ in range(2):  # the directory it makes is its own: a second run does not find the first one's
+        done = subprocess.run([sys.executable, str(tmp_path / "run.py")], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "m = 1.5\nm, m * 2 = (1.5, 3.0)\n"  # data was deleted; the last line's value
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_gpu_only_script_keeps_its_lane_s_gpu_environment():
+    from generator.model import CODE, Cell, Column, Row, Section, Sheet, Snippet, Source
+    from generator.render import reader
+    from generator.verify.verification import Verification
+
+    cell = Cell("jax", CODE, Source("x.yaml", 1), code=Snippet("d = jax.devices()[0]\n", 3), setup=Snippet("import jax\n", 2), lanes=("jax",), gpu_only="no GPU on a CPU")
+    row = Row("r", "R", Source("x.yaml", 1), (cell,))
+    sheet = Sheet("t", "T", Source("x.yaml", 1), (Column("jax", "JAX", ("jax",)),), (Section("s", "S", Source("x.yaml", 1), (row,)),))
+    script = reader.runnable(sheet, row, cell, Verification(None))
+    assert "os.environ.setdefault('JAX_PLATFORMS', 'cuda,cpu')" in script and "'cpu')" not in script
+    assert "xla_force_host_platform_device_count" not in script and "runs on an NVIDIA GPU only: no GPU on a CPU" in script
+
+
+def test_see_also_links_both_ways_to_the_row_s_own_page(tmp_path):
+    from generator.render.views import see_also_links
+
+    rows = "".join(
+        f"  - id: r{i}\n    title: Row `{i}`\n{extra}    cells:\n      pytorch: {{text: a}}\n      jax: {{text: b}}\n"
+        for i, extra in ((1, "    see_also: [r2, t/r3]\n"), (2, ""), (3, ""))
+    )
+    (sheet,) = content.load(write_content(tmp_path, {"s.yaml": section(rows)}))
+    links = see_also_links([sheet])["t"]
+    assert [(link["href"], link["title"]) for link in links["r1"]] == [("t.html#r2", "Row `2`"), ("t.html#r3", "Row `3`")]
+    assert [link["href"] for link in links["r3"]] == ["t.html#r1"]  # and back
+    from generator.render import html as render
+    from generator.verify.verification import Verification
+
+    page = render.render_site([sheet], Verification(None))["t.html"].decode()
+    assert '<span class="see-also">See also: <a href="t.html#r2">Row <code>2</code></a> (Test sheet), ' in page

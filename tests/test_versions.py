@@ -78,14 +78,16 @@ def test_an_environment_run_records_its_versions_and_only_its_lanes(old_run):
     assert "environment jax-0.8" in stderr and "| jax | 1 | 0 |" in stderr
 
 
-def test_the_range_is_shown_on_the_badge_and_in_the_exports(old_run):
+def test_the_range_is_shown_in_the_badge_and_in_the_exports(old_run):
     copy, _ = old_run
     sheets = content.load(str(copy))
     verification = _pinned(sheets, str(copy / "versions"))
     files = render.render_site(sheets, verification)
-    page = files["golden.html"].decode()
-    assert "jax 0.8.3–0.10.2 · flax 0.12.2–0.12.8 · optax 0.2.6–0.2.8" in page  # the JAX cell
-    assert '<span class="range">jax 0.8.3–0.10.2</span>' in page  # the Keras cell: keras@jax moved only jax
+    # in the badge's runs (they load on opening it): the summary line keeps to the verdict and what fails
+    page = _page_with_runs(files)
+    assert '<dd class="range">passes on jax 0.8.3–0.10.2 · flax 0.12.2–0.12.8 · optax 0.2.6–0.2.8</dd>' in page  # the JAX cell
+    assert '<dd class="range">passes on jax 0.8.3–0.10.2</dd>' in page  # the Keras cell: keras@jax moved only jax
+    assert "0.8.3–0.10.2" not in files["golden.html"].decode()
     export = json.loads(files["data/golden.json"])
     cell = export["sections"][0]["rows"][0]["cells"]["jax"]
     assert {"package": "jax", "min": "0.8.3", "max": "0.10.2"} in cell["releases"]["ranges"] and cell["releases"]["failures"] == []
@@ -103,25 +105,57 @@ def _page_with_runs(files: dict) -> str:
     return files["golden.html"].decode() + "".join(html for row in runs.values() for html in row.values())
 
 
-def test_a_failure_names_the_release_and_the_error(tmp_path):
+def _cell(sheets, row: str, column: str):
+    return next(c for s in sheets for r in s.rows() if r.id == row for c in r.cells if c.column == column)
+
+
+def test_a_failure_names_the_release_the_part_that_failed_and_the_error(tmp_path):
     sheets = content.load(SAMPLE)
+    cell = _cell(sheets, "ones", "jax")
     jobs = [job for job in plan(sheets) if job.lane == "jax" and not job.counterexample]
-    error = "Traceback (most recent call last):\n  ...\nAttributeError: module 'jax' has no attribute 'shard_map'\n"
+    # the traceback's innermost frame in the cell's own file is on a line of its code: the code failed
+    error = (
+        f'Traceback (most recent call last):\n  File "{cell.source.path}", line {cell.code.line}, in <module>\n    x = jnp.ones(3)\n'
+        '  File "/venv/lib/python3.11/site-packages/jax/_src/numpy/lax_numpy.py", line 9, in ones\n'
+        "AttributeError: module 'jax' has no attribute 'shard_map'\n"
+    )
     results = {job.id: Result(status=FAILED, error=error, versions={"python": "3.11.7", **OLD, "numpy": "2.4.6"}) for job in jobs}
     ledger.write(str(tmp_path / "jax-0.8.json"), "jax-0.8", jobs, results)
     verification = _pinned(sheets, str(tmp_path))
-    view = releases.cell_versions(verification, ("golden", "ones", "jax"))
+    view = releases.cell_versions(verification, ("golden", "ones", "jax"), cell)
     assert view["range"] == "" and view["failures"] == [
-        {"environment": "jax-0.8", "lane": "jax", "release": "jax 0.8.3", "error": "AttributeError: module 'jax' has no attribute 'shard_map'"}
+        {"environment": "jax-0.8", "lane": "jax", "release": "jax 0.8.3", "error": "AttributeError: module 'jax' has no attribute 'shard_map'", "stage": "code"}
     ]
-    page = _page_with_runs(render.render_site(sheets, verification))
-    assert "fails on jax 0.8.3: <code>AttributeError: module &#39;jax&#39; has no attribute &#39;shard_map&#39;</code>" in page
+    files = render.render_site(sheets, verification)
+    page = _page_with_runs(files)
+    assert "jax 0.8.3: code fails (the code itself raised): <code>AttributeError: module &#39;jax&#39; has no attribute &#39;shard_map&#39;</code>" in page
+    assert '<span class="range-fail">✗ jax 0.8.3: code fails</span>' in page
     assert releases.environment_table(verification)[0]["failed"] == 1
-    # a second older release failing the same way: one line naming both, oldest first
-    newer = {job_id: dataclasses.replace(result, versions={**result.versions, "jax": "0.9.2"}) for job_id, result in results.items()}
+    exported = json.loads(files["data/golden.json"])["sections"][0]["rows"][0]["cells"]["jax"]["releases"]
+    assert exported["failures"][0]["stage"] == "code" and [r["status"] for r in exported["runs"]] == ["failed"]
+    # a second older release where the code runs but the check rejects what it computed: said so
+    check_error = f'Traceback (most recent call last):\n  File "{cell.source.path}", line {cell.code.line + 50}, in <module>\nAssertionError\n'
+    newer = {job_id: dataclasses.replace(result, error=check_error, versions={**result.versions, "jax": "0.9.2"}) for job_id, result in results.items()}
     ledger.write(str(tmp_path / "jax-0.9.json"), "jax-0.9", jobs, newer)
     page = _page_with_runs(render.render_site(sheets, _pinned(sheets, str(tmp_path))))
-    assert "fails on jax 0.8.3, jax 0.9.2: <code>AttributeError" in page and '<span class="range-fail">✗ jax 0.8.3, jax 0.9.2</span>' in page
+    assert '<span class="range-fail">✗ jax 0.8.3: code fails; jax 0.9.2: fails</span>' in page  # line 50 past the code: not the cell's
+    assert releases.failed_stage(cell, check_error.replace(str(cell.code.line + 50), str(cell.code.line))) == "code"
+    # the same error in two releases: one line naming both, oldest first
+    same = {job_id: dataclasses.replace(result, versions={**result.versions, "jax": "0.9.2"}) for job_id, result in results.items()}
+    ledger.write(str(tmp_path / "jax-0.9.json"), "jax-0.9", jobs, same)
+    page = _page_with_runs(render.render_site(sheets, _pinned(sheets, str(tmp_path))))
+    assert "jax 0.8.3, jax 0.9.2: code fails" in page and '<span class="range-fail">✗ jax 0.8.3, jax 0.9.2: code fails</span>' in page
+
+
+def test_a_failure_in_the_check_is_told_from_one_in_the_code():
+    from generator.model import Cell, Snippet, Source
+
+    cell = Cell("jax", "code", Source("content/a/b.yaml", 3), code=Snippet("x = f()\ny = g(x)\n", 5), setup=Snippet("import f\n", 3), check=Snippet("assert y == 1\n", 8))
+    frame = 'Traceback (most recent call last):\n  File "content/a/b.yaml", line {}, in <module>\n'
+    assert releases.failed_stage(cell, frame.format(3) + "ImportError") == "setup"
+    assert releases.failed_stage(cell, frame.format(6) + '  File "/x/site-packages/jax/y.py", line 1\nTypeError') == "code"
+    assert releases.failed_stage(cell, frame.format(8) + "AssertionError") == "check"
+    assert releases.failed_stage(cell, '  File "/x/site-packages/jax/y.py", line 1\nTypeError') == ""  # cut short: not said
 
 
 def test_an_edited_cell_s_entries_go_stale(old_run, tmp_path):

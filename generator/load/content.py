@@ -11,7 +11,7 @@ import re
 
 from generator import lanes as lane_registry
 from generator.errors import ContentError, ContentInvalid
-from generator.load import codeinfo, yamlfile
+from generator.load import codeinfo, related, yamlfile
 from generator.load.fields import SLUG, Reader, suggest
 from generator.load.schema import (
     CELL,
@@ -64,6 +64,7 @@ def load(content_dir: str) -> list[Sheet]:
             if sheet is not None:
                 sheets.append(sheet)
     _check_unique_sheet_ids(sheets, errors)
+    sheets = related.check_see_also(sheets, errors)
     errors.extend(codeinfo.hidden_helper_errors(sheets))
     if errors:
         raise ContentInvalid(errors)
@@ -219,6 +220,8 @@ def _row(reader: Reader, item, columns: list[Column], line: int) -> Row | None:
             if cell is not None:
                 cells.append(cell)
     same = _same(reader, row["same"], row.at("same"), cells) if row.given("same") else None
+    labels = {label for cell in cells if cell.check is not None for label in CHECKED_LABEL.findall(cell.check.text)}
+    differs = related.differences(reader, row["differs"], cells, labels)
     if row["notes"]:
         _check_checked_notes(reader, row["notes"], row.content_line("notes"), cells)
     return Row(
@@ -229,6 +232,8 @@ def _row(reader: Reader, item, columns: list[Column], line: int) -> Row | None:
         notes=row["notes"],
         timeout=row["timeout"],
         same=same,
+        differs=differs,
+        see_also=related.see_also(reader, row["see_also"]),
     )
 
 

@@ -75,7 +75,25 @@ ROW = Spec(
     notes=Markdown("shown below the table, linked from the row title", nonempty=False, facts=True),
     timeout=Number("seconds each of this row's cells may run", positive=True, unit=" of seconds", default=60.0),
     same=Object("the row's columns compute the same value: compared across columns after the run", type_doc="equivalence"),
+    differs=List(
+        "how the columns behave differently (a default, a dtype, a keyword): the compare view's \"differences only\" shows the row with this reason (below)",
+        of="differences",
+        nonempty=True,
+        says=" of {what, columns, checked}",
+    ),
+    see_also=List(
+        "rows elsewhere that answer the same task, as `sheet/row` (or `row` on this sheet): linked from this row and back; each must exist",
+        of="row references",
+        strings=True,
+        nonempty=True,
+    ),
     cells=Mapping("one cell for every column of the sheet", keys="column id", values="cell", required=True),
+)
+DIFFERENCE = Spec(
+    "difference",
+    what=Str("one line: what differs, e.g. \"integers default to int64 in PyTorch, int32 elsewhere\"", required=True),
+    columns=List("the columns that behave this way, set apart from the others", of="column ids", strings=True, nonempty=True, default_doc="every column differs from every other"),
+    checked=Slug("the label of the check line that proves it (`# checked: LABEL` in a check of this row)"),
 )
 SAME = Spec(
     "same",
@@ -221,7 +239,7 @@ VERDICT = Spec(
 
 SPECS = {
     spec.kind: spec
-    for spec in (SHEET, SHEET_PAGE, COLUMN, SECTION, ROW, SAME, CELL, COUNTEREXAMPLE, EQUIVALENT_MUTANT, GUIDE, GUIDE_SECTION, ITEM, SELECTOR, CRITERION,
+    for spec in (SHEET, SHEET_PAGE, COLUMN, SECTION, ROW, SAME, DIFFERENCE, CELL, COUNTEREXAMPLE, EQUIVALENT_MUTANT, GUIDE, GUIDE_SECTION, ITEM, SELECTOR, CRITERION,
                  SELECTOR_FRAMEWORK, SCORE, TRADEOFFS, MATRIX_FRAMEWORK, MATRIX_SECTION, MATRIX_CRITERION, VERDICT)
 }
 

@@ -8,12 +8,22 @@ import io
 import json
 
 from generator.model import CODE, PASSED, TEXT, Sheet, Status
-from generator.render import releases
+from generator.render import releases, views
 from generator.verify.verification import Verification
 
 # what the site's data says of each run (docs/data-format.md), from Result.to_json
 RECORD_FIELDS = ("status", "duration", "versions", "device", "date", "warnings", "error")
 GPU_RECORD_FIELDS = ("duration", "versions", "device", "date")
+
+
+def gpu_runs(verification: Verification, key) -> list[dict]:
+    """A cell's runs on GPU machines (the ledger): lane, machine, status (`stale` when the cell changed
+    since), whether it did GPU work there, device, date, duration and versions."""
+    return [
+        {"lane": run.lane, "machine": run.machine, "status": Status.STALE if run.stale else run.result.status, "gpu_work": bool(run.counts),
+         **run.result.to_json(GPU_RECORD_FIELDS)}
+        for run in verification.gpu.get(key, ())
+    ]  # fmt: skip
 
 
 def verification_records(sheets: list[Sheet], verification: Verification) -> list[dict]:
@@ -58,16 +68,46 @@ def mutation_records(sheets: list[Sheet], verification: Verification) -> list[di
     return records
 
 
-def records_csv(records: list[dict]) -> str:
-    columns = ("sheet", "section", "row", "column", "lane", "status", "duration", "device", "date", "versions", "warnings", "source")
+CSV_COLUMNS = ("sheet", "section", "row", "title", "column", "kind", "code", "text", "verdict", "cpu_lanes", "gpu_lanes", "older_releases", "source")
+
+
+def verdict_text(sheet_id: str, row, cell, verification: Verification) -> str:
+    """A code cell's verdict in words, as its badge says it: verified (on a GPU, for a GPU-only cell),
+    passed on a GPU machine without GPU work, awaiting a GPU run, or the failure's status."""
+    key = (sheet_id, row.id, cell.column)
+    shown = views.standing(cell, verification.verdicts.get(key), verification.gpu.get(key, ()))
+    if shown == "passed":
+        return "verified on a GPU" if cell.gpu_only else "verified"
+    return {"gpu-no-work": "passed on a GPU machine, no GPU work seen", "awaiting-gpu": "awaiting a GPU run"}.get(shown, shown)
+
+
+def sheet_csv(sheet: Sheet, verification: Verification) -> str:
+    """A sheet as a table for people who reuse it: one line per cell (every kind), in page order, with
+    its code or fact and its verdict (docs/data-format.md)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
-    for record in records:
-        flat = dict(record)
-        flat["versions"] = " ".join(f"{k}={v}" for k, v in sorted(record["versions"].items()))
-        flat["warnings"] = " | ".join(f"{w.get('category')}: {w.get('message')}" for w in record["warnings"])
-        writer.writerow([flat[c] for c in columns])
+    writer.writerow(CSV_COLUMNS)
+    for section in sheet.sections:
+        for row in section.rows:
+            for cell in row.cells:
+                line = {"sheet": sheet.id, "section": section.id, "row": row.id, "title": row.title, "column": cell.column, "kind": cell.kind, "source": str(cell.source)}
+                if cell.kind == CODE:
+                    key = (sheet.id, row.id, cell.column)
+                    verdict = verification.verdicts.get(key)
+                    on_gpu = dict.fromkeys(views.base_lane(run.lane) for run in verification.gpu.get(key, ()) if run.counts)
+                    older = releases.cell_versions(verification, key, cell)
+                    line.update(
+                        code=cell.code.text if cell.code else "",
+                        verdict=verdict_text(sheet.id, row, cell, verification),
+                        cpu_lanes=" ".join(verdict.passed_lanes) if verdict else "",
+                        gpu_lanes=" ".join(on_gpu),
+                        older_releases="; ".join(part for part in (f"passes on {older['range']}" if older.get("range") else "", f"fails on {older['failed_text']}" if older.get("failures") else "") if part),
+                    )
+                elif cell.kind == TEXT:
+                    line["text"] = cell.text
+                else:
+                    line["text"] = cell.reason
+                writer.writerow([line.get(column, "") for column in CSV_COLUMNS])
     return out.getvalue()
 
 
@@ -111,8 +151,10 @@ def sheet_export(sheet: Sheet, records: list[dict], verification: Verification) 
                 entry = {"kind": cell.kind, "source": str(cell.source)}
                 if cell.kind == CODE:
                     entry["code"] = cell.code.text if cell.code else ""
+                    entry["verdict"] = verdict_text(sheet.id, row, cell, verification)
                     entry["verification"] = by_cell.get((row.id, cell.column), [])
-                    entry.update(releases.cell_export(verification, (sheet.id, row.id, cell.column)))
+                    entry["gpu"] = gpu_runs(verification, (sheet.id, row.id, cell.column))
+                    entry.update(releases.cell_export(verification, (sheet.id, row.id, cell.column), cell))
                     if cell.counterexamples:
                         verdict = verification.verdicts.get((sheet.id, row.id, cell.column))
                         entry["counterexamples"] = [
@@ -128,6 +170,10 @@ def sheet_export(sheet: Sheet, records: list[dict], verification: Verification) 
                     entry["reason"] = cell.reason
                 cells[cell.column] = entry
             record = {"id": row.id, "title": row.title, "notes": row.notes, "cells": cells}
+            if row.differs:
+                record["differs"] = [{"what": d.what, "columns": list(d.columns), "checked": d.checked} for d in row.differs]
+            if row.see_also:
+                record["see_also"] = [f"{ref.sheet}/{ref.row}" for ref in row.see_also]
             if row.same is not None:
                 outcome = verification.same.get((sheet.id, row.id))
                 record["same"] = {"value": row.same.value, "rtol": row.same.rtol, "atol": row.same.atol, "proven": bool(outcome and outcome.proven)}

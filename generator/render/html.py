@@ -15,12 +15,12 @@ import jinja2
 
 from generator.load import facts
 from generator.model import Sheet
-from generator.render import reader, releases
+from generator.render import compare, reader, releases
 from generator.render.export import (
     compact_json,
     ledger_records,
     mutation_records,
-    records_csv,
+    sheet_csv,
     sheet_export,
     status_counts,
     verification_records,
@@ -33,6 +33,7 @@ from generator.render.views import (
     mutation_summary,
     provenance,
     report_rows,
+    see_also_links,
     sheet_stats,
     truth_counts,
 )
@@ -62,7 +63,19 @@ def column_labels_css(sheets: list[Sheet]) -> str:
             for column in sheet.columns
             if column.name != common[column.id]
         ]
-    return "\n/* the column labels of the cards on narrow screens (generated from the sheets) */\n@media (max-width: 40rem) {\n" + "\n".join(f"  {rule}" for rule in rules) + "\n}\n"
+    labels = "\n/* the column labels of the cards on narrow screens (generated from the sheets) */\n@media (max-width: 40rem) {\n" + "\n".join(f"  {rule}" for rule in rules) + "\n}\n"
+    return labels + column_choice_css(sheets)
+
+
+def column_choice_css(sheets: list[Sheet]) -> str:
+    """The columns a reader chose, as the style sheet shows them: site.js puts `hide-col-ID` on <html>
+    for each column left out and `ncols-N` for how many are shown, before the page is first drawn
+    (so nothing moves, and print shows the same columns)."""
+    ids = sorted({column.id for sheet in sheets for column in sheet.columns})
+    widest = max((len(sheet.columns) for sheet in sheets), default=0)
+    hide = ",\n".join(f"html.hide-col-{column_id} table.sheet [data-col={_css_string(column_id)}]" for column_id in ids)
+    sizes = "\n".join(f"  html.ncols-{n} table.sheet[data-ncols] {{ min-width: calc(var(--title-w) + {n} * var(--col-min)); }}" for n in range(1, widest + 1))
+    return f"\n/* the columns chosen (generated from the sheets) */\n{hide} {{ display: none; }}\n@media (min-width: 40.01rem) {{\n{sizes}\n}}\n" if ids else ""
 
 
 def _css_string(text: str) -> str:
@@ -131,7 +144,7 @@ def render_site(
     # What readers load on demand (reader.py): the search index and each sheet's runnable scripts.
     # And each sheet's "Not this" lists (the counterexamples), which would double the largest page,
     # and its badges' runs, a quarter of it.
-    files[reader.INDEX_PATH] = reader.script("search", reader.search_index(sheets))
+    files[reader.INDEX_PATH] = reader.script("search", reader.search_index(sheets, verification))
     sheet_rows = {sheet.id: {row.id: [cell_view(sheet, row, cell, verification) for cell in row.cells] for row in sheet.rows()} for sheet in sheets}
     # One set per page of a sheet (a sheet split into pages loads only its page's).
     for sheet in sheets:
@@ -154,6 +167,9 @@ def render_site(
         files[path] = html.encode()
 
     all_records = verification_records(sheets, verification)
+    # what each column id runs, for carrying a comparison to a sheet that names its columns otherwise (site.js)
+    families = " ".join(dict.fromkeys(f"{c.id}:{reader.column_family(c)}" for sheet in sheets for c in sheet.columns))
+    links = see_also_links(sheets)
     index_entries = []
     for sheet in sheets:
         rows = sheet_rows[sheet.id]
@@ -164,11 +180,11 @@ def render_site(
         listed = [{"title": part.title, "href": path, "rows": " ".join(f"section-{s.id} " + " ".join(r.id for r in s.rows) for s in sections)}
                   for part, path, sections in parts] if len(parts) > 1 else []  # fmt: skip
         for index, (part, path, sections) in enumerate(parts):
-            page("sheet.html", path, sheet=sheet, part=part if listed else None, first=index == 0, sections=sections, parts=listed,
+            page("sheet.html", path, sheet=sheet, part=part if listed else None, first=index == 0, sections=sections, parts=listed, families=families, links=links.get(sheet.id, {}),
                  stem=path.removesuffix(".html"), rows=rows, same=same, stats=stats, provenance=provenance([sheet], verification))  # fmt: skip
         sheet_records = [r for r in all_records if r["sheet"] == sheet.id]
         files[f"data/{sheet.id}.json"] = compact_json(sheet_export(sheet, sheet_records, verification))
-        files[f"data/{sheet.id}.csv"] = records_csv(sheet_records).encode()
+        files[f"data/{sheet.id}.csv"] = sheet_csv(sheet, verification).encode()
     gpu = gpu_coverage(sheets, verification)
     page("index.html", "index.html", entries=index_entries, provenance=provenance(sheets, verification), gpu=gpu)
     gpu_records = ledger_records(verification)
@@ -180,7 +196,7 @@ def render_site(
     for name, target in SITE_DOCS.items():
         title, body = document(os.path.join(DOCS, name))
         page("doc.html", target, title=title, body=body)
-    page("compare.html", "compare.html", pairs=reader.compare_pairs(sheets))
+    page("compare.html", "compare.html", pairs=compare.compare_pairs(sheets, verification))
     page("offline.html", "offline.html", inside=False, zip_name=reader.OFFLINE_ZIP)
     for extra in pages:
         files[extra.path] = extra.render(env, context)

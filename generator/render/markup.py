@@ -95,8 +95,12 @@ class FragmentCache:
         return html
 
 
+_EMPTY_HEADER = re.compile(r"<th( align=\"\w+\")?>\s*</th>")
+
+
 def _markdown(text: str) -> str:
     html = markdown_lib.markdown(text, extensions=["tables", "fenced_code"], output_format="html")
+    html = _EMPTY_HEADER.sub(r"<td\1></td>", html)  # a table's empty corner is no header (a screen reader would announce nothing)
     clean = nh3.clean(
         html,
         tags=ALLOWED_TAGS,
@@ -109,9 +113,9 @@ def _markdown(text: str) -> str:
 
 # The token kinds the stylesheet colours, each as one short class (Pygments' names, grouped by
 # colour: keyword, string, number, comment, function or class name, builtin, error); other tokens
-# (names, operators, whitespace) are plain text, which keeps pages small. A <wbr> after . , ( [ {
-# lets wrapped code break between tokens; none before a space (a break already) or a closing
-# bracket (no use).
+# (names, operators, whitespace) are plain text, which keeps pages small. A <wbr> after . and (
+# lets wrapped code break between tokens (after [ { , it cost the largest page 2 KB for breaks a
+# space nearby already gives); none before a space (a break already) or a closing bracket (no use).
 TOKEN_COLOURS = {
     "k": ("k", "kn", "kd", "kr", "kc", "kp", "ow"),
     "s": ("s", "s1", "s2", "sa", "sb", "sc", "sd", "se", "sh", "si", "sr", "ss", "sx", "dl"),
@@ -126,7 +130,7 @@ TOKEN_COLOURS = {
 STYLED_TOKENS = {name: colour for colour, names in TOKEN_COLOURS.items() for name in names}
 
 
-_BREAK_AFTER = re.compile(r"([.,(\[{])(?![\s)\]}])")
+_BREAK_AFTER = re.compile(r"([.(])(?![\s)\]}])")
 
 
 @cache
@@ -206,7 +210,22 @@ def environment(fact_values: dict | None = None, fragments: FragmentCache | None
     env.filters["notes"] = lambda row: notes_markdown(row, fact_values, fragments)
     env.filters["highlight"] = fragments.highlight
     env.filters["seconds"] = _seconds
+    env.filters["code"] = inline_code
+    env.filters["plain"] = plain
     return env
+
+
+_BACKTICKS = re.compile(r"`([^`]+)`")
+
+
+def inline_code(text: str) -> Markup:
+    """Plain text in which `backticks` mark code (titles, facts, reasons): escaped, the code in <code>."""
+    return Markup(_BACKTICKS.sub(lambda m: f"<code>{m.group(1)}</code>", str(escape(text))))
+
+
+def plain(text: str) -> str:
+    """The same text where no markup can go (an attribute, a visually hidden label): the backticks dropped."""
+    return _BACKTICKS.sub(r"\1", text)
 
 
 def _seconds(value: float) -> str:

@@ -9,21 +9,22 @@ alike, where fetch() of a JSON file is refused. Nothing is loaded from another s
 
 from __future__ import annotations
 
+import ast
 import io
 import json
 import re
 import zipfile
-from itertools import combinations
 
 from generator.lanes import LANES
 from generator.load import codeinfo
-from generator.model import CODE, NONE, PASSED, TEXT, Sheet
+from generator.model import CODE, PASSED, TEXT, Sheet
+from generator.render import compare
+from generator.render.markup import plain
 from generator.verify.verification import Verification
 
 INDEX_PATH = "search-index.js"
 OFFLINE_ZIP = "ml-hyperpolyglot-offline.zip"
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-_SPACE = re.compile(r"\s+")
 
 
 def script(name: str, data) -> bytes:
@@ -31,36 +32,68 @@ def script(name: str, data) -> bytes:
     return f'hpg.receive({json.dumps(name)},{text});\n'.encode()
 
 
-def signature(cell) -> str:
-    """What "the same" means to the compare view, for cells of one kind.
+# Words a note's index entry leaves out: they match everything and rank nothing.
+STOPWORDS = frozenset(
+    "a an and are as at be by can do does for from has have how if in is it its not of on or that the their them then there "
+    "these this to was what when where which while will with without you your".split()
+)
 
-    Code: the set of the last parts of the API names it calls (`torch.ones` and `jnp.ones` agree);
-    code that calls no API compares by its text. Text: the fact, whitespace and case aside.
-    """
-    if cell.kind == CODE:
-        leaves = sorted({codeinfo.leaf(name) for name in codeinfo.api_names(cell)})
-        return " ".join(leaves) if leaves else "=" + _SPACE.sub(" ", cell.code.text.strip() if cell.code else "")
-    if cell.kind == TEXT:
-        return _SPACE.sub(" ", cell.text.strip().lower())
-    return ""
+_MARKUP = re.compile(r"\]\([^)]*\)|\{\{[^}]*\}\}|https?://\S+")  # link targets, facts, bare URLs: not words of the note
 
 
 def _words(cell) -> list[str]:
-    """The dotted names the code shows, as written (nnx.Conv, x.shape), without repeats."""
+    """The dotted names the code shows, as written (nnx.Conv, x.shape), and the keywords it passes
+    (`from_logits=`, `clipnorm=`), without repeats."""
     if cell.kind != CODE or not cell.code:
         return []
-    return list(dict.fromkeys(w for w in _WORD.findall(cell.code.text) if "." in w))
+    words = [w for w in _WORD.findall(cell.code.text) if "." in w]
+    try:
+        tree = ast.parse(cell.code.text)
+    except SyntaxError:
+        tree = None
+    if tree is not None:
+        words += [f"{k.arg}=" for node in ast.walk(tree) if isinstance(node, ast.Call) for k in node.keywords if k.arg]
+    return list(dict.fromkeys(words))
 
 
-def search_index(sheets: list[Sheet]) -> dict:
-    """Every row of every sheet: its title and, per cell, kind, API names and the other dotted
-    names shown; sheets and columns by position, to keep the file small. The compare signature
-    is derived from the API names (static/reader.js does what `signature` does), except for code
-    that calls no API, which carries its own."""
+def note_words(row, common: frozenset = frozenset()) -> str:
+    """The words of a row's notes, once each, in order, without link targets, common words and the
+    words its title already has: what search matches a note on (last, after the title, the section
+    and the code). `common`: words so many notes hold that they tell no row apart."""
+    text = _MARKUP.sub(" ", row.notes or "")
+    title = {w.lower() for w in _WORD.findall(row.title)}
+    seen = dict.fromkeys(w for w in (m.lower() for m in _WORD.findall(text)) if len(w) > 1 and w not in STOPWORDS and w not in common and w not in title)
+    return " ".join(seen)
+
+
+def common_note_words(sheets: list[Sheet], share: float = 0.05) -> frozenset:
+    """The words more than `share` of all rows' notes hold (and more than three)."""
+    counts: dict[str, int] = {}
+    rows = 0
+    for sheet in sheets:
+        for row in sheet.rows():
+            rows += 1
+            for word in set(note_words(row).split()):
+                counts[word] = counts.get(word, 0) + 1
+    return frozenset(word for word, count in counts.items() if count > max(3, share * rows))
+
+
+def column_family(column) -> str:
+    """What a column runs, as the compare view matches columns across sheets: its lanes (JAX / Flax
+    on one sheet and JAX + Flax NNX on another are both `jax`)."""
+    return "+".join(column.lanes)
+
+
+def search_index(sheets: list[Sheet], verification: Verification | None = None) -> dict:
+    """Every row of every sheet: its title, section and, per cell, kind, API names and the other
+    dotted names and keywords shown; sheets and columns by position, to keep the file small. A
+    sixth element holds what only some rows have: `p` the row's page (a sheet split into pages),
+    `n` its notes' words, and what the compare view needs (compare.row_data: `s`, `d`, `i`)."""
     out_sheets, rows = [], []
+    common = common_note_words(sheets)
     for s_index, sheet in enumerate(sheets):
         columns = [c.id for c in sheet.columns]
-        out_sheets.append({"id": sheet.id, "title": sheet.title, "columns": [[c.id, c.name] for c in sheet.columns]})
+        out_sheets.append({"id": sheet.id, "title": sheet.title, "columns": [[c.id, c.name, column_family(c)] for c in sheet.columns]})
         pages = sheet.page_of()
         for section in sheet.sections:
             for row in section.rows:
@@ -71,51 +104,15 @@ def search_index(sheets: list[Sheet]) -> dict:
                     words = [w for w in _words(cell) if w.rsplit(".", 1)[-1] not in shown]
                     if cell.kind == TEXT:
                         words = [cell.text]
-                    entry = [columns.index(cell.column), cell.kind[0], api, words]
-                    sig = signature(cell)
-                    if sig.startswith("="):  # code that calls no API: the page's JS cannot derive it
-                        entry.append(sig)
-                    cells.append(entry)
-                entry = [s_index, row.id, row.title, section.title, cells]
+                    cells.append([columns.index(cell.column), cell.kind[0], api, words])
+                extra = compare.row_data(sheet, row, verification) if verification is not None else {}
                 if pages[row.id] != f"{sheet.id}.html":  # a sheet split into pages: the row's own page
-                    entry.append(pages[row.id].removesuffix(".html"))
-                rows.append(entry)
-    return {"format": 1, "sheets": out_sheets, "rows": rows}
-
-
-def same(a, b) -> bool:
-    return a.kind == b.kind and a.kind != NONE and signature(a) == signature(b)
-
-
-def compare_pairs(sheets: list[Sheet]) -> list[dict]:
-    """For every two columns that share a sheet: per sheet (per page of a sheet split into pages), rows
-    in all, rows that differ, and rows one or both lack. The compare page lists these; the sheet page's view agrees with them
-    (the browser tests check one)."""
-    pairs: dict[tuple[str, str], dict] = {}
-    names: dict[str, str] = {}
-    for sheet in sheets:
-        for column in sheet.columns:
-            names.setdefault(column.id, column.name)
-        for a, b in combinations(sheet.columns, 2):
-            key = (a.id, b.id)
-            entry = pairs.setdefault(key, {"a": a.id, "b": b.id, "sheets": []})
-            parts = sheet.parts()
-            for part, path, sections in parts:  # a sheet split into pages: each page, which shows its own rows
-                total = differ = lacking = 0
-                for row in (row for section in sections for row in section.rows):
-                    cells = {c.column: c for c in row.cells}
-                    ca, cb = cells[a.id], cells[b.id]
-                    total += 1
-                    if ca.kind == NONE or cb.kind == NONE:
-                        lacking += 1
-                    elif not same(ca, cb):
-                        differ += 1
-                title = f"{sheet.title}: {part.title}" if len(parts) > 1 else sheet.title
-                entry["sheets"].append({"id": path.removesuffix(".html"), "title": title, "rows": total, "differ": differ, "lacking": lacking})
-    out = sorted(pairs.values(), key=lambda p: (-len(p["sheets"]), names[p["a"]], names[p["b"]]))
-    for pair in out:
-        pair["a_name"], pair["b_name"] = names[pair["a"]], names[pair["b"]]
-    return out
+                    extra["p"] = pages[row.id].removesuffix(".html")
+                notes = note_words(row, common)
+                if notes:
+                    extra["n"] = notes
+                rows.append([s_index, row.id, row.title, section.title, cells, extra])
+    return {"format": 2, "sheets": out_sheets, "rows": rows}
 
 
 def _runs(verification: Verification, key) -> list[str]:
@@ -128,32 +125,92 @@ def _runs(verification: Verification, key) -> list[str]:
         versions = ", ".join(f"{name} {result.versions[name]}" for name in names)
         lines.append(f"#   {lane}: {result.date} on {result.device}; {versions}")
     for run in verification.gpu.get(key, ()):
-        if run.counts:
+        if run.counts or run.runs_anywhere:
             versions = ", ".join(f"{name} {v}" for name, v in sorted(run.result.versions.items()))
-            lines.append(f"#   {run.lane} on a GPU: {run.result.date} on {run.result.device} ({run.machine}); {versions}")
+            how = "" if run.counts else " (no GPU work seen: it reads the device)"
+            lines.append(f"#   {run.lane} on a GPU: {run.result.date} on {run.result.device} ({run.machine}){how}; {versions}")
     return lines
 
 
-def runnable(sheet: Sheet, row, cell, verification: Verification) -> str:
-    """The cell as a script: the lane's environment and prelude, the hidden setup, the code shown.
+# Calls that change state (a step, a backward pass, a save, a deletion, an in-place op ending in _):
+# a last line made of them is not evaluated again to print its value.
+_CHANGES = re.compile(r"^(step|backward|apply|apply_gradients|update|update_state|reset_state|reset_states|fit|save|save_weights|load_weights|"
+                      r"load_state_dict|delete|write|assign|assign_add|assign_sub|zero_grad|wait_until_finished|print|set_\w+|enable_\w+|\w+_)$")  # fmt: skip
 
-    Never the check. The comment names the versions and devices it passed on."""
+
+def _computed(code: str) -> tuple[list[str], str]:
+    """What a script should print after the code: the names the code binds at its top level (not
+    inside functions, classes or comprehensions), in order, and its last line when that is an
+    expression that changes nothing when evaluated again (`x.shape, x.dtype`, `f(x)`,
+    `importlib.metadata.version("torch")`, not `opt.step()`)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return [], ""
+    names: dict[str, None] = {}
+
+    def visit(node) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            return
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and not node.id.startswith("_"):
+            names.setdefault(node.id, None)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    for statement in tree.body:
+        if not isinstance(statement, (ast.Import, ast.ImportFrom)):
+            visit(statement)
+    last = tree.body[-1] if tree.body else None
+    tail = ""
+    if isinstance(last, ast.Expr):
+        calls = [n.func for n in ast.walk(last) if isinstance(n, ast.Call)]
+        called = [f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else "" for f in calls]
+        if not any(isinstance(n, (ast.Await, ast.Yield, ast.NamedExpr)) for n in ast.walk(last)) and not any(not name or _CHANGES.match(name) for name in called):
+            tail = ast.get_source_segment(code, last.value) or ""
+    return list(names), tail
+
+
+# The lane ran each cell in a scratch directory of its own. So does the script: what it writes (a
+# checkpoint, an exported model) lands there, and a second run does not find the first one's files.
+# The processes torchrun starts share one (its run id names it).
+SCRATCH = """import os
+import tempfile
+
+# Like the lane that verified it, run in a fresh scratch directory: files it writes land there.
+_scratch = os.path.join(tempfile.gettempdir(), "hpg-" + os.environ["TORCHELASTIC_RUN_ID"]) if "TORCHELASTIC_RUN_ID" in os.environ else tempfile.mkdtemp(prefix="hpg-")
+os.makedirs(_scratch, exist_ok=True)
+os.chdir(_scratch)"""
+
+
+def runnable(sheet: Sheet, row, cell, verification: Verification) -> str:
+    """The cell as a script: the lane's environment and prelude, the hidden setup, the code shown,
+    then what the code computed, printed. Never the check. A GPU-only cell keeps the environment of
+    its lane on a GPU (JAX on CUDA, not the CPU lanes' JAX_PLATFORMS=cpu). The comment names the
+    versions and devices it passed on. It runs in a scratch directory of its own, so it runs twice."""
     column = next(c for c in sheet.columns if c.id == cell.column)
-    verdict = verification.verdicts.get((sheet.id, row.id, cell.column))
+    key = (sheet.id, row.id, cell.column)
+    verdict = verification.verdicts.get(key)
     passed = [lane for lane, result in (verdict.results if verdict else ()) if result.status == PASSED]
-    lanes = [LANES[name] for name in (passed or cell.lanes)]
+    if cell.gpu_only:
+        on_gpu = [run.lane.split(":")[0] for run in verification.gpu.get(key, ()) if run.counts or run.runs_anywhere]
+        lanes = [LANES[f"{name}:cuda"] for name in (list(dict.fromkeys(on_gpu)) or cell.lanes)]
+    else:
+        lanes = [LANES[name] for name in (passed or cell.lanes)]
     first = lanes[0]
     out = [
-        f"# {sheet.title} · {row.title} · {column.name}",
-        f"# ML Hyperpolyglot, {sheet.id}.html#{row.id}: the setup hidden on the page, then the code shown there.",
+        f"# {sheet.title} · {plain(row.title)} · {column.name}",
+        f"# ML Hyperpolyglot, {sheet.page_of()[row.id]}#{row.id}: the setup hidden on the page, then the code shown there, then what it computed.",
         "# Verified (code, setup and a check that asserts the result) with:",
-        *(_runs(verification, (sheet.id, row.id, cell.column)) or ["#   (no passing run recorded)"]),
+        *(_runs(verification, key) or ["#   (no passing run recorded)"]),
     ]
+    if cell.gpu_only:
+        out.append(f"# It runs on an NVIDIA GPU only: {cell.gpu_only}.")
     if first.processes > 1:
         out.append(f"# Run it as: torchrun --standalone --nproc-per-node {first.processes} this_file.py (it was verified in {first.processes} processes, as torchrun starts them).")
+    out += ["", SCRATCH]
     env = dict(first.env)
     if env:
-        out += ["", "import os", "", "# The environment it was verified in; what you set yourself wins."]
+        out += ["", "# The environment it was verified in; what you set yourself wins."]
         for name, value in env.items():
             comment = ""
             if name == "KERAS_BACKEND" and len(lanes) > 1:
@@ -161,10 +218,20 @@ def runnable(sheet: Sheet, row, cell, verification: Verification) -> str:
                 comment = f"  # passed on each of: {others}"
             out.append(f"os.environ.setdefault({name!r}, {value!r}){comment}")
     if first.prelude:
-        out += ["", f"# The {first.name} lane runs this first:", first.prelude.rstrip("\n")]
+        out += ["", f"# The {first.name.split(':')[0]} lane runs this first:", first.prelude.rstrip("\n")]
     if cell.setup:
         out += ["", "# setup (hidden on the page)", cell.setup.text.rstrip("\n")]
-    out += ["", "# the code shown on the page", cell.code.text.rstrip("\n") if cell.code else ""]
+    code = cell.code.text.rstrip("\n") if cell.code else ""
+    out += ["", "# the code shown on the page", code]
+    names, tail = _computed(code)
+    if names or tail:
+        out += ["", "# what it computed (the page shows the code only)"]
+        if names:
+            out += [f"for _name in {names!r}:", "    if _name in globals():", '        print(f"{_name} = {globals()[_name]!r}")']
+        if tail:  # the last line's value (the page gives it in a comment, or not at all)
+            out.append(f"print({tail.strip()!r}, '=', repr(({tail.strip()})))" if "\n" not in tail else f"print(repr(({tail.strip()})))")
+    elif "print(" not in code:
+        out += ["", 'print("(the code ran; it binds no name to show)")']
     return "\n".join(out) + "\n"
 
 

@@ -3,6 +3,8 @@ counts, provenance, the report's rows, and the fragments that load on opening.""
 
 from __future__ import annotations
 
+import re
+
 from generator.model import CODE, NONE, PASSED, STATUSES, TEXT, Sheet, Status
 from generator.render import releases
 from generator.render.markup import safe_url
@@ -19,6 +21,81 @@ def main_versions(versions: dict) -> list[str]:
     return [f"{name.replace('-cpu', '')} {versions[name]}" for name in BADGE_PACKAGES if name in versions]
 
 
+def base_lane(lane: str) -> str:
+    """'keras@jax:cuda' -> 'keras@jax': a GPU run's lane as the cell names it."""
+    return lane.split(":", 1)[0]
+
+
+def lane_text(lanes: list[str]) -> str:
+    """Lanes as a badge names them: 'torch', 'keras@jax/torch/tensorflow' (one framework on several
+    backends), or 'torch, jax'."""
+    split = [lane.split("@") for lane in lanes]
+    if len(lanes) > 1 and all(len(parts) == 2 for parts in split) and len({parts[0] for parts in split}) == 1:
+        return f"{split[0][0]}@" + "/".join(parts[1] for parts in split)
+    return ", ".join(lanes)
+
+
+def gpu_lane_text(lanes: list[str], on_gpu: list[str]) -> str:
+    """What the badge says of the GPU: ' · GPU' when every lane of the cell ran there with evidence of
+    GPU work, ' · GPU: jax/torch' (the Keras backends) when only some did (TensorFlow never goes
+    there), '' when none."""
+    ran = [lane for lane in lanes if lane in on_gpu]
+    if not ran:
+        return ""
+    if len(ran) == len(lanes):
+        return " · GPU"
+    prefixes = {lane.partition("@")[0] for lane in lanes}
+    named = [lane.partition("@")[2] or lane for lane in ran] if len(prefixes) == 1 and all("@" in lane for lane in ran) else ran
+    return f" · GPU: {'/'.join(named)}"
+
+
+def own_warning(cell, warning: dict) -> bool:
+    """Whether the cell's own code raised the warning: its `where` names the cell's file (the worker
+    writes it as `file:line`). A warning raised inside a framework's code (a Keras backend calling
+    NumPy the old way) is that framework's, not the cell's."""
+    where = str(warning.get("where", "")).rpartition(":")[0] or str(warning.get("where", ""))
+    own = cell.source.path
+    return bool(where) and (where == own or own.endswith("/" + where) or where.endswith("/" + own))
+
+
+def standing(cell, verdict, gpu_runs) -> str:
+    """A code cell's standing as its badge and every count show it:
+
+    - 'passed': verified: every CPU lane passed, or (a GPU-only cell, which has no CPU verdict) a
+      current GPU run passed with evidence of GPU work;
+    - 'gpu-no-work': a GPU-only cell whose current GPU run passed but did no GPU work (it reads the
+      device's properties): verified on the GPU machine by its check, not shown as GPU work;
+    - 'awaiting-gpu': a GPU-only cell with no current passed GPU run;
+    - otherwise the CPU verdict's status ('failed', 'timeout', 'skipped'...)."""
+    if cell.gpu_only:
+        current = [run for run in gpu_runs if not run.stale and run.result.status == PASSED]
+        if any(run.counts for run in current):
+            return "passed"
+        return "gpu-no-work" if current else "awaiting-gpu"
+    return str(verdict.status) if verdict else str(Status.SKIPPED)
+
+
+VERIFIED = ("passed", "gpu-no-work")  # standings that count as verified
+
+
+def cell_verified(sheet_id: str, row, cell, verification: Verification) -> bool:
+    key = (sheet_id, row.id, cell.column)
+    return standing(cell, verification.verdicts.get(key), verification.gpu.get(key, ())) in VERIFIED
+
+
+def rejection_detail(cell, detail: str) -> str:
+    """A counterexample's rejection as the page says it. A check that compares values with
+    `np.testing` raises an AssertionError whose message starts on a new line, so its verdict reads
+    'rejected by the check: AssertionError:' with nothing after: name the comparison instead."""
+    if not re.fullmatch(r"rejected by the check: \w*Error:?\s*", detail):
+        return detail
+    check = cell.check.text if cell.check else ""
+    compared = list(dict.fromkeys(re.findall(r"\b((?:np|numpy|torch|tf|jnp|keras\.ops)\.(?:testing|debugging)\.\w+|assert_\w+)\(", check)))
+    if compared:
+        return f"rejected by the check: {', '.join(compared)} found the values differ"
+    return "rejected by the check: one of its assertions failed"
+
+
 def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
     """What a template needs to show one cell."""
     view = {"column": cell.column, "kind": cell.kind, "source": str(cell.source)}
@@ -27,7 +104,8 @@ def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
     elif cell.kind == NONE:
         view.update(reason=cell.reason)
     else:
-        verdict = verification.verdicts.get((sheet.id, row.id, cell.column))
+        key = (sheet.id, row.id, cell.column)
+        verdict = verification.verdicts.get(key)
         lanes = []
         for lane, result in verdict.results if verdict else ():
             lanes.append(
@@ -46,20 +124,23 @@ def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
                 }
             )
         warnings = verdict.warnings if verdict else []
+        gpu_runs = verification.gpu.get(key, ())
         gpu = [
             {
                 "machine": run.machine,
                 "lane": run.lane,
                 "status": Status.STALE if run.stale else run.result.status,
                 "counts": run.counts,
+                "no_work": run.runs_anywhere,
+                "detail": run.result.detail,
                 "device": run.result.device,
                 "date": run.result.date,
                 "duration": run.result.duration,
                 "versions": main_versions(run.result.versions),
             }
-            for run in verification.gpu.get((sheet.id, row.id, cell.column), ())
+            for run in gpu_runs
         ]
-        gpu_ran = any(run["status"] == PASSED for run in gpu)
+        shown = standing(cell, verdict, gpu_runs)
         wrong = []
         for index, counterexample in enumerate(cell.counterexamples, 1):
             runs = verdict.counterexample_runs(index) if verdict else []
@@ -72,10 +153,13 @@ def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
                     "raises": counterexample.raises,
                     "rejected": rejected,
                     "lanes": [lane for lane, _ in runs],
-                    "detail": details[0] if details else ("rejected" if rejected else "not run"),
+                    "detail": rejection_detail(cell, details[0]) if details else ("rejected" if rejected else "not run"),
                 }
             )
-        mutation = verification.mutation.get((sheet.id, row.id, cell.column))
+        mutation = verification.mutation.get(key)
+        badge_lanes = [lane for lane, _ in verdict.results] if verdict else list(cell.lanes)
+        on_gpu = sorted({base_lane(run.lane) for run in gpu_runs if run.counts})
+        deprecations = [w for w in warnings if w.get("category") in DEPRECATION_CATEGORIES]
         view.update(
             mutation=mutation_view(mutation),
             counterexamples=wrong,
@@ -83,21 +167,22 @@ def cell_view(sheet: Sheet, row, cell, verification: Verification) -> dict:
             cpu_only=cell.cpu_only,
             gpu_only=cell.gpu_only,
             gpu=gpu,
-            gpu_passed=any(run["counts"] for run in gpu),
-            # passed there, with or without runtime evidence of GPU work (a GPU-only cell that reads the GPU's properties)
-            gpu_ran=gpu_ran,
-            releases=releases.cell_versions(verification, (sheet.id, row.id, cell.column)),
+            gpu_lanes=on_gpu,
+            releases=releases.cell_versions(verification, key, cell),
             code=cell.code.text if cell.code else "",
             status=verdict.status if verdict else Status.SKIPPED,
+            standing=shown,
+            lane_text=lane_text(badge_lanes) + gpu_lane_text(badge_lanes, on_gpu),
             lanes=lanes,
             passed_lanes=list(verdict.passed_lanes) if verdict else [],
             duration=verdict.duration if verdict else 0.0,
-            deprecations=[w for w in warnings if w.get("category") in DEPRECATION_CATEGORIES],
+            # the cell's own deprecations; those raised inside a framework's code are listed with its runs
+            deprecations=[w for w in deprecations if own_warning(cell, w)],
+            library_warnings=[w for w in deprecations if not own_warning(cell, w)],
             warnings=[w for w in warnings if w.get("category") not in DEPRECATION_CATEGORIES],
             output=any(lane["stdout"] or lane["stderr"] for lane in lanes),
-            # A passed cell's runs load on opening its badge (html.py, lazy_bodies); others stay in the page.
-            # A GPU-only cell has no CPU verdict: it has passed when a GPU run passed.
-            lazy_runs=(bool(verdict) and verdict.status == PASSED) or (bool(cell.gpu_only) and gpu_ran),
+            # A verified cell's runs load on opening its badge (html.py, lazy_bodies); others stay in the page.
+            lazy_runs=shown in VERIFIED,
         )
     return view
 
@@ -164,15 +249,24 @@ def mutation_summary(sheets: list[Sheet], verification: Verification) -> dict:
 _TENSORFLOW_LANES = (("tensorflow", "TensorFlow"), ("tf1", "TF1"), ("keras@tensorflow", "Keras on TensorFlow"))
 
 
+NOT_FAILED = (*VERIFIED, "awaiting-gpu", str(Status.SKIPPED), str(Status.NOT_APPLICABLE))  # not verified, not a failure either
+
+
 def sheet_stats(sheet: Sheet, verification: Verification) -> dict:
-    code = passed = rows = 0
+    """A sheet's counts: code cells, verified ones (GPU-only cells by their GPU runs), failed ones,
+    GPU-only cells verified on the GPU machine without GPU work (they read the device) and awaiting one."""
+    code = passed = failed = no_work = awaiting = rows = 0
     for row in sheet.rows():
         rows += 1
         for cell in row.cells:
             if cell.kind == CODE:
                 code += 1
-                verdict = verification.verdicts.get((sheet.id, row.id, cell.column))
-                passed += bool(verdict and verdict.status == PASSED)
+                key = (sheet.id, row.id, cell.column)
+                shown = standing(cell, verification.verdicts.get(key), verification.gpu.get(key, ()))
+                passed += shown in VERIFIED
+                failed += shown not in NOT_FAILED
+                no_work += shown == "gpu-no-work"
+                awaiting += shown == "awaiting-gpu"
     gpu_jobs = [job for job in verification.gpu_jobs if job.sheet == sheet.id]
     gpu_passed, gpu_possible = ledger.coverage(gpu_jobs, verification.gpu)
     # the lanes no GPU run covers (Keras is verified on the GPU on its JAX and PyTorch backends)
@@ -182,6 +276,9 @@ def sheet_stats(sheet: Sheet, verification: Verification) -> dict:
         "rows": rows,
         "code": code,
         "passed": passed,
+        "failed": failed,
+        "gpu_no_work": no_work,
+        "awaiting_gpu": awaiting,
         "share": passed / code if code else 1.0,
         "gpu_passed": gpu_passed,
         "gpu_possible": gpu_possible,
@@ -231,6 +328,30 @@ def lazy_bodies(env, rows: dict, macro: str, key: str) -> dict:
             if view.get(key):
                 bodies.setdefault(row_id, {})[view["column"]] = str(render(view))
     return bodies
+
+
+def see_also_links(sheets: list[Sheet]) -> dict[str, dict[str, list[dict]]]:
+    """Per sheet and row, the rows elsewhere that answer the same task: those its `see_also` names and
+    those whose `see_also` names it, each once, in content order: {href, title, sheet}."""
+    by_key = {(sheet.id, row.id): (sheet, row) for sheet in sheets for row in sheet.rows()}
+    pages = {sheet.id: sheet.page_of() for sheet in sheets}
+    pairs: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for sheet in sheets:
+        for row in sheet.rows():
+            for ref in row.see_also:
+                target = (ref.sheet, ref.row)
+                for a, b in (((sheet.id, row.id), target), (target, (sheet.id, row.id))):
+                    if b not in pairs.setdefault(a, []):
+                        pairs[a].append(b)
+    order = {key: index for index, key in enumerate(by_key)}
+    links: dict[str, dict[str, list[dict]]] = {}
+    for (sheet_id, row_id), targets in pairs.items():
+        for target in sorted(targets, key=order.get):
+            target_sheet, target_row = by_key[target]
+            links.setdefault(sheet_id, {}).setdefault(row_id, []).append(
+                {"href": f"{pages[target_sheet.id][target_row.id]}#{target_row.id}", "title": target_row.title, "sheet": target_sheet.title}
+            )
+    return links
 
 
 def gpu_coverage(sheets: list[Sheet], verification: Verification) -> dict:

@@ -57,6 +57,51 @@
   function currentTheme() { return root.getAttribute("data-theme") || systemTheme(); }
   applyTheme(storedTheme());
 
+  // ---- A sheet's columns, chosen the moment this script runs, before the page is shown: from the
+  // URL (?cols=…, or the two of ?compare=…), as classes on <html> by which the style sheet hides
+  // columns (hide-col-ID) and sizes the table (ncols-N). So nothing moves when the page has loaded,
+  // and print shows the columns chosen. A comparison carried from a sheet that names its columns
+  // otherwise maps them by what they run (data-families: JAX / Flax is JAX + Flax NNX here).
+  var sheetColumns = me ? (me.getAttribute("data-columns") || "").split(" ").filter(Boolean) : [];
+  var families = {};
+  (me ? me.getAttribute("data-families") || "" : "").split(" ").forEach(function (pair) {
+    var at = pair.indexOf(":");
+    if (at > 0 && !families[pair.slice(0, at)]) families[pair.slice(0, at)] = pair.slice(at + 1);
+  });
+  hpg.columnsOfSheet = sheetColumns;
+  // The column of this sheet that stands for column `id` (of this sheet or another), '' when none does.
+  hpg.mapColumn = function (id, taken) {
+    if (sheetColumns.indexOf(id) >= 0) return id;
+    var family = families[id];
+    var same = sheetColumns.filter(function (c) { return family && families[c] === family && (taken || []).indexOf(c) < 0; });
+    return same[0] || "";
+  };
+  // The two columns ?compare= names, mapped to this sheet's; null when it names no two.
+  hpg.compared = function (search) {
+    var wanted = (new URLSearchParams(search).get("compare") || "").split(",");
+    var a = wanted[0] ? hpg.mapColumn(wanted[0]) : "";
+    var b = wanted[1] ? hpg.mapColumn(wanted[1], [a]) : "";
+    return a && b && a !== b ? [a, b] : null;
+  };
+  hpg.colsFromUrl = function (search) {
+    var params = new URLSearchParams(search);
+    if (!params.has("cols")) return sheetColumns.slice();
+    var wanted = params.get("cols").split(",").map(function (s) { return s.trim(); }).filter(Boolean);
+    var known = sheetColumns.filter(function (id) { return wanted.indexOf(id) >= 0; });
+    return known.length || !wanted.length ? known : sheetColumns.slice();
+  };
+  hpg.showColumns = function (visible) {
+    var classes = root.className.split(/\s+/).filter(function (c) { return c && !/^(hide-col-|ncols-)/.test(c); });
+    sheetColumns.forEach(function (id) { if (visible.indexOf(id) < 0) classes.push("hide-col-" + id); });
+    classes.push("ncols-" + visible.length);
+    root.className = classes.join(" ");
+  };
+  if (sheetColumns.length) {
+    var compared = hpg.compared(window.location.search);
+    if (new URLSearchParams(window.location.search).has("compare")) root.classList.add("comparing");
+    hpg.showColumns(compared || hpg.colsFromUrl(window.location.search));
+  }
+
   function ready(fn) {
     if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", fn);
     else fn();
@@ -115,25 +160,12 @@
     var allColumns = boxes.map(function (box) { return box.value; });
     var names = {};
     boxes.forEach(function (box) { names[box.value] = box.parentNode.textContent.trim(); });
-    var chosen = columnsFromUrl();
-    controls.hidden = false;
-
-    function columnsFromUrl() {
-      var params = new URLSearchParams(window.location.search);
-      if (!params.has("cols")) return allColumns.slice();
-      var wanted = params.get("cols").split(",").map(function (s) { return s.trim(); }).filter(Boolean);
-      var known = allColumns.filter(function (id) { return wanted.indexOf(id) >= 0; });
-      return known.length || !wanted.length ? known : allColumns.slice();
-    }
+    var chosen = hpg.compared(window.location.search) || hpg.colsFromUrl(window.location.search);
 
     function layout(visible) {
-      var shown = {};
-      visible.forEach(function (id) { shown[id] = true; });
-      var cells = table.querySelectorAll("[data-col]");
-      for (var i = 0; i < cells.length; i++) cells[i].hidden = !shown[cells[i].getAttribute("data-col")];
+      hpg.showColumns(visible);
       var headers = table.querySelectorAll(".section-header th");
       for (var j = 0; j < headers.length; j++) headers[j].colSpan = visible.length + 1;
-      table.setAttribute("data-ncols", String(visible.length));
     }
 
     function writeUrl(visible) {
@@ -159,15 +191,6 @@
     });
     controls.querySelector(".show-all").addEventListener("click", function () { choose(allColumns.slice(), true); });
     choose(chosen, false);
-
-    // Print every column, whatever is chosen on screen.
-    function printing(on) { layout(on ? allColumns : chosen); }
-    window.addEventListener("beforeprint", function () { printing(true); });
-    window.addEventListener("afterprint", function () { printing(false); });
-    if (window.matchMedia) {
-      var print = window.matchMedia("print");
-      if (print.addEventListener) print.addEventListener("change", function (event) { printing(event.matches); });
-    }
 
     // The filter: every word must occur in the row's title, code, text or note.
     var input = document.getElementById("filter");
@@ -248,7 +271,7 @@
       files: table.getAttribute("data-files") || table.getAttribute("data-sheet"),
       table: table, controls: controls, columns: allColumns, names: names, filter: input,
       choose: function (visible) { choose(visible, false); },
-      chooseAll: function () { choose(columnsFromUrl(), false); },
+      chooseAll: function () { choose(hpg.colsFromUrl(window.location.search), false); },
       refilter: applyFilter
     };
     // Loaded when opened (<details data-lazy=KIND>, only a summary in the page): a badge's runs
@@ -272,39 +295,35 @@
         details.setAttribute("data-loaded", "failed");
       });
     }, true);
-    // Compare two columns: its code loads when asked for, or when the URL holds a comparison.
-    var compare = document.createElement("button");
-    compare.type = "button";
-    compare.className = "compare-open";
-    compare.textContent = "Compare two columns";
-    controls.appendChild(compare);
-    function startCompare() { return hpg.reader().then(function (api) { compare.hidden = true; api.compare(); }); }
-    compare.addEventListener("click", function () { startCompare().then(function () { var s = controls.querySelector(".compare select"); if (s) s.focus(); }); });
+    // Compare two columns: its code loads when asked for, or when the URL holds a comparison. Its
+    // controls are in the page (shown by the class "comparing"): nothing moves when it starts.
+    var compareOpen = controls.querySelector(".compare-open");
+    function startCompare() { return hpg.reader().then(function (api) { root.classList.add("comparing"); api.compare(); }); }
+    compareOpen.addEventListener("click", function () { startCompare().then(function () { controls.querySelector(".compare select").focus(); }); });
     if (new URLSearchParams(window.location.search).has("compare")) startCompare();
 
-    // Copy buttons: the code shown, and (loaded on demand) the code as a runnable script.
-    Array.prototype.forEach.call(table.querySelectorAll("td.kind-code"), function (cell) {
-      var pre = cell.querySelector("pre.code");
-      if (!pre) return;
-      var row = cell.parentNode;
-      var button = document.createElement("button");
-      button.type = "button";
-      button.className = "copy";
-      var label = document.createElement("span");
-      label.className = "copy-label";
-      label.textContent = "Copy";
-      var detail = document.createElement("span");
-      detail.className = "vh";
-      detail.textContent = " " + (names[cell.getAttribute("data-col")] || "") + " code: " + (row.querySelector(".row-title").firstChild.nodeValue || "").trim();
-      button.appendChild(label);
-      button.appendChild(detail);
-      var run = button.cloneNode(true);
-      run.className = "copy-run";
-      run.firstChild.textContent = "Copy runnable";
-      run.lastChild.textContent = " " + (names[cell.getAttribute("data-col")] || "") + " code as a script with its setup: " + (row.querySelector(".row-title").firstChild.nodeValue || "").trim();
-      var meta = cell.querySelector(".meta");
-      if (meta) { meta.appendChild(button); meta.appendChild(run); } else { cell.insertBefore(run, pre.nextSibling); cell.insertBefore(button, run); }
+    // Copy buttons (in the page): the code shown, and (loaded on demand) the code as a runnable
+    // script. Their accessible names say which cell; the visible label is what changes on copying.
+    Array.prototype.forEach.call(table.querySelectorAll("td.kind-code .copies"), function (place) {
+      var cell = place.closest("td");
+      var title = titleText(cell.parentNode.querySelector(".row-title"));
+      var column = names[cell.getAttribute("data-col")] || "";
+      [["copy", "Copy", " code: "], ["copy-run", "Copy runnable", " code as a script with its setup: "]].forEach(function (kind) {
+        var button = document.createElement("button");
+        button.type = "button";
+        button.className = kind[0];
+        var label = document.createElement("span");
+        label.className = "copy-label";
+        label.textContent = kind[1];
+        var detail = document.createElement("span");
+        detail.className = "vh";
+        detail.textContent = " " + column + kind[2] + title;
+        button.appendChild(label);
+        button.appendChild(detail);
+        place.appendChild(button);
+      });
     });
+    roving(table);
     // The script comes from data/<sheet>.runnable.js: fetched when the pointer or focus nears.
     table.addEventListener("pointerover", function (event) {
       if (event.target.closest && event.target.closest("button.copy-run")) hpg.reader().then(function (api) { api.runnable(hpg.sheet.files); });
@@ -333,6 +352,53 @@
         window.setTimeout(function () { label.textContent = idle; button.classList.remove("copied"); }, 1600);
       });
     });
+  }
+
+  // A row's title as a reader reads it: its text and code, without the links after it.
+  function titleText(th) {
+    var out = "";
+    for (var node = th ? th.firstChild : null; node; node = node.nextSibling) {
+      if (node.nodeType === 3) out += node.nodeValue;
+      else if (node.nodeName === "CODE") out += node.textContent;
+      else break;
+    }
+    return out.trim();
+  }
+
+  // One tab stop per cell: Tab moves from cell to cell (to the control last used in each), the
+  // arrow keys move among a cell's controls (badge, output, copy buttons, "Not this", links), Home
+  // and End to its first and last. A scrollable output keeps its own tab stop.
+  function roving(table) {
+    var SELECTOR = "summary, button, a[href], input, select";
+    function controlsOf(cell) {
+      return Array.prototype.filter.call(cell.querySelectorAll(SELECTOR), function (el) { return el.getClientRects().length > 0 && !el.closest("details:not([open]) > :not(summary)"); });
+    }
+    Array.prototype.forEach.call(table.querySelectorAll("td.cell, th.row-title"), function (cell) {
+      Array.prototype.forEach.call(cell.querySelectorAll(SELECTOR), function (el, i) { el.tabIndex = i ? -1 : 0; });
+    });
+    table.addEventListener("keydown", function (event) {
+      var key = event.key;
+      if (["ArrowDown", "ArrowRight", "ArrowUp", "ArrowLeft", "Home", "End"].indexOf(key) < 0 || event.altKey || event.ctrlKey || event.metaKey) return;
+      var target = event.target;
+      if (!target.matches || !target.matches(SELECTOR) || /^(INPUT|SELECT)$/.test(target.tagName)) return;
+      var cell = target.closest("td.cell, th.row-title");
+      if (!cell) return;
+      var list = controlsOf(cell);
+      var at = list.indexOf(target);
+      if (at < 0 || list.length < 2) return;
+      var next = key === "Home" ? 0 : key === "End" ? list.length - 1 : at + (key === "ArrowDown" || key === "ArrowRight" ? 1 : -1);
+      if (next < 0 || next >= list.length) return;
+      event.preventDefault();
+      list.forEach(function (el) { el.tabIndex = -1; });
+      list[next].tabIndex = 0;
+      list[next].focus();
+    });
+    // Controls that appear inside a cell later (a badge's runs, "Not this") join its roving set.
+    table.addEventListener("toggle", function (event) {
+      var cell = event.target.closest && event.target.closest("td.cell");
+      if (!cell) return;
+      Array.prototype.forEach.call(cell.querySelectorAll(SELECTOR), function (el) { if (el.tabIndex !== 0) el.tabIndex = -1; });
+    }, true);
   }
 
   // `text` is a string or a promise of one (a runnable script still loading): the clipboard API
@@ -377,14 +443,9 @@
       var body = table.tBodies[0];
       var headers = Array.prototype.slice.call(table.tHead.rows[0].cells);
       var original = Array.prototype.slice.call(body.rows);
-      var hint = table.querySelector(".sort-hint");
-      if (hint) hint.hidden = false;
       headers.forEach(function (th, column) {
-        var button = document.createElement("button");
-        button.type = "button";
-        button.className = "sort";
-        while (th.firstChild) button.appendChild(th.firstChild);
-        th.appendChild(button);
+        var button = th.querySelector("button.sort"); // in the page: nothing moves when this script runs
+        if (!button) return;
         button.addEventListener("click", function () {
           var direction = th.getAttribute("aria-sort") === "ascending" ? "descending" : "ascending";
           headers.forEach(function (other) { other.removeAttribute("aria-sort"); });

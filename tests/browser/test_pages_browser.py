@@ -51,7 +51,7 @@ def test_the_pages_of_a_sheet_keep_the_chosen_columns_and_load_their_own_runs(op
     page.click(f"nav.parts a[href^='{path}']")
     page.wait_for_url(re.compile(re.escape(path) + r"\?cols=jax,tensorflow$"))
     assert page.locator("nav.parts a[aria-current=page]").get_attribute("href").startswith(path)
-    badge = page.locator("td:not([hidden]) details.badge[data-lazy=runs]").first
+    badge = page.locator("td[data-col=jax] details.badge[data-lazy=runs]").first
     badge.locator("summary").click()
     badge.locator("dl.runs dt").first.wait_for()
     assert "passed" in badge.locator("dl.runs").inner_text()

@@ -99,7 +99,7 @@ def test_search_from_another_sheet_finds_the_row_and_scrolls_to_it(open_page, re
         hit = page.locator("#site-search-results li a").first
         assert f"{column}: {api}" in hit.inner_text(), (query, hit.inner_text())
     box.fill("no such api zzzz")
-    assert page.locator("#site-search-status").inner_text() == "No row in any sheet matches."
+    assert page.locator("#site-search-status").inner_text() == "No row in any sheet matches. None has “zzzz”."
 
     # Jump: the keyboard too (type, arrow down, Enter on the hit).
     box.fill("GradScaler")
@@ -139,12 +139,11 @@ def test_without_its_index_search_falls_back_to_the_page_filter_and_says_so(open
 # compare two columns
 
 
-def test_compare_view_differences_only_in_the_url(open_page, real):
-    sheets = {s.id: s for s in content.load(os.path.join(ROOT, "content"))}
-    counts = {
-        (p["a"], p["b"]): {s["id"]: s for s in p["sheets"]} for p in reader.compare_pairs(list(sheets.values()))
-    }
-    frameworks = counts[("pytorch", "jax")]["frameworks"]
+def test_compare_view_differences_only_in_the_url(open_page, real, real_dir):
+    from tests.browser.test_view_browser import _pairs
+
+    counts = _pairs(real_dir)  # compare.html's counts: {(a, b, page): (differ, rows, lacking)}
+    differ, rows, lacking = counts[("pytorch", "jax", "frameworks")]
 
     page, watch = open_page(real + "frameworks.html")
     page.get_by_role("button", name="Compare two columns").click()
@@ -153,32 +152,34 @@ def test_compare_view_differences_only_in_the_url(open_page, real):
     page.get_by_label("Second column").select_option("jax")
     assert visible_column_names(page) == ["PyTorch", "JAX / Flax"]
     every = len(visible_rows(page))
-    assert every == frameworks["rows"] - frameworks["lacking"]  # rows one lacks: hidden unless asked
+    assert every == rows - lacking  # rows one lacks: hidden unless asked
     page.get_by_label("Differences only").check()
     assert page.url.endswith("frameworks.html?compare=pytorch,jax&diff=1")
     shown = visible_rows(page)
-    assert len(shown) == frameworks["differ"] < every
-    # A hidden row is one where both call the same API names: check one against the page's code.
+    assert len(shown) == differ < every
+    # A hidden row is one whose two columns a `same:` proof covers, with no difference declared:
+    # their code differs, but not what it computes.
     hidden = [r for r in page.evaluate("() => [...document.querySelectorAll('tr.row')].map(r => r.id)") if r not in shown]
     same_row = next(r for r in hidden if page.locator(f"#{r} td[data-col=pytorch].kind-code").count())
-    torch_code = page.locator(f"#{same_row} td[data-col=pytorch] pre").inner_text()
-    jax_code = page.locator(f"#{same_row} td[data-col=jax] pre").inner_text()
-    assert torch_code != jax_code
+    assert page.locator(f"#{same_row} td[data-col=pytorch] pre").inner_text() != page.locator(f"#{same_row} td[data-col=jax] pre").inner_text()
+    assert "same result in all" in page.locator(f"#{same_row} th").inner_text()
+    # each row shown says why
+    assert all(page.locator(f"#{r} .why-shown").inner_text().startswith("Shown: ") for r in shown)
     page.get_by_label("Rows one of them lacks").check()
     assert page.url.endswith("?compare=pytorch,jax&diff=1&lacking=1")
-    assert len(visible_rows(page)) == frameworks["differ"] + frameworks["lacking"]
+    assert len(visible_rows(page)) == differ + lacking
 
     # The URL alone restores the view, and the header's sheet links carry it to every sheet.
     shared, _ = open_page(real + "frameworks.html?compare=pytorch,jax&diff=1")
     shared.wait_for_selector(".compare[data-ready=yes]")
     assert visible_column_names(shared) == ["PyTorch", "JAX / Flax"]
-    assert len(visible_rows(shared)) == frameworks["differ"]
+    assert len(visible_rows(shared)) == differ
     assert shared.get_by_label("Differences only").is_checked()
     shared.click(".site-header nav a[href^='training.html']")
     shared.wait_for_url(re.compile(r"training\.html"))
     shared.wait_for_selector(".compare[data-ready=yes]")
     assert shared.url.endswith("training.html?compare=pytorch,jax&diff=1")
-    assert len(visible_rows(shared)) == counts[("pytorch", "jax")]["training"]["differ"]
+    assert len(visible_rows(shared)) == counts[("pytorch", "jax", "training")][0]
     assert visible_column_names(shared) == ["PyTorch", "JAX (Optax / Flax)"]
 
     # The compare page links every pair to every sheet that has both.
@@ -188,7 +189,7 @@ def test_compare_view_differences_only_in_the_url(open_page, real):
     link.click()
     hub.wait_for_url(re.compile(r"arrays\.html"))
     hub.wait_for_selector(".compare[data-ready=yes]")
-    assert len(visible_rows(hub)) == counts[("pytorch", "jax")]["arrays"]["differ"]
+    assert len(visible_rows(hub)) == counts[("pytorch", "jax", "arrays")][0]
     shared.get_by_role("button", name="Stop comparing").click()
     assert "compare=" not in shared.url and len(visible_column_names(shared)) == 4
     watch.assert_clean()
@@ -252,8 +253,11 @@ def _copy_and_run(page, row: str, column: str, lane: str, own_check: list[str], 
         command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", str(script)]
     else:
         command = [sys.executable, str(script)]
-    proc = subprocess.run(command, cwd=workdir, env=_clean_env(lane), capture_output=True, text=True, timeout=400, start_new_session=True)
-    assert proc.returncode == 0, f"{lane} {row}/{column}:\n{text}\n--- stderr:\n{proc.stderr[-3000:]}"
+    # run twice in a row (a script that writes a file must not find the first run's), and it prints what it computed
+    for _ in range(2):
+        proc = subprocess.run(command, cwd=workdir, env=_clean_env(lane), capture_output=True, text=True, timeout=400, start_new_session=True)
+        assert proc.returncode == 0, f"{lane} {row}/{column}:\n{text}\n--- stderr:\n{proc.stderr[-3000:]}"
+    assert "# what it computed" in text and re.search(r"^.+ = ", proc.stdout, re.M), proc.stdout[-2000:]
     return text, proc
 
 
@@ -283,7 +287,7 @@ def test_copy_runnable_in_the_python_lane_runs(open_page, tmp_path):
         page, watch = open_page(base + "t.html")
         page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base.rstrip("/"))
         text, proc = _copy_and_run(page, "mean", "pytorch", "python", ["assert m == 2.5"], tmp_path)
-        assert proc.stdout == "2.5\n"
+        assert proc.stdout == "2.5\nm = 2.5\n"  # what the code prints, then what it computed
         assert "# setup (hidden on the page)\nimport statistics" in text
         watch.assert_clean()
 
