@@ -8,7 +8,10 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from generator.contrib import changes, coverage, newrow
+from generator.errors import ContentInvalid
 from generator.lanes import LANES
 from generator.load import content
 from tests.conftest import ROOT, code_row, section, summary_counts, write_content
@@ -73,6 +76,24 @@ def test_changed_since_lists_only_edited_and_new_rows(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "2 row(s) changed since HEAD: t/b t/c" in proc.stderr
     assert summary_counts(proc.stderr) == (2, 0, 0)
+
+
+def test_changed_since_compares_rows_as_written_when_the_old_content_breaks_a_newer_rule(tmp_path):
+    # the old content fails today's loader (here: a row with no check, which `check` now refuses); the
+    # rows are then compared as written, so one edited row is one changed row, not the whole content
+    repo = tmp_path / "repo"
+    root = write_content(repo / "content", {"s.yaml": section(code_row("a", "x = 1", "assert x"), code_row("b", "y = 2", "assert y"), code_row("old", "w = 1", "assert w"))})
+    path = repo / "content" / "t" / "s.yaml"
+    text = path.read_text()
+    path.write_text(text.replace("rows:", "rows:\n  - {id: broken, title: Broken, cells: {a: {code: 'v = 1'}}, unknown_field: 1}", 1))
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], cwd=repo, check=True)
+    with pytest.raises(ContentInvalid):
+        content.load(root)
+    write_content(repo / "content", {"s.yaml": section(code_row("a", "x = 1", "assert x"), code_row("b", "y = 3", "assert y"), code_row("c", "z = 1", "assert z"))})
+    assert changes.changed_rows(root, "HEAD") == {"t/b", "t/c"}
 
 
 def test_coverage_counts_cells(tmp_path):
