@@ -51,7 +51,7 @@ def _dotted(node: ast.AST) -> list[str] | None:
 
 
 @cache
-def _parse(text: str) -> ast.Module | None:
+def parse(text: str) -> ast.Module | None:
     """The tree of `text`, parsed once per process (the check at load and the reader both read it;
     the trees are only read, never changed)."""
     try:
@@ -70,10 +70,10 @@ def api_names(cell: Cell) -> list[str]:
 @cache
 def _api_names(setup_text: str, code_text: str) -> tuple[str, ...]:
     # memoised: search, signatures and the compare view each ask for every cell (3 s of a build)
-    code = _parse(code_text)
+    code = parse(code_text)
     if code is None:
         return ()
-    setup = _parse(setup_text) if setup_text else None
+    setup = parse(setup_text) if setup_text else None
     aliases = _aliases(*(t for t in (setup, code) if t is not None))
     seen: dict[str, None] = {}
     for node in ast.walk(code):
@@ -123,11 +123,13 @@ def hidden_helper_calls(cell: Cell) -> list[tuple[int, str]]:
     """(file line, name) of each call in the visible code to a helper only the setup defines."""
     if cell.kind != CODE or not cell.code or not cell.setup:
         return []
-    setup, code = _parse(cell.setup.text), _parse(cell.code.text)
+    setup, code = parse(cell.setup.text), parse(cell.code.text)
     if setup is None or code is None:
         return []
     helpers = _defined_helpers(setup)
-    hidden = set(helpers) - _bound(code)
+    hidden = set(helpers) - _bound(code) if helpers else set()
+    if not hidden:
+        return []
     calls = []
     for node in ast.walk(code):
         used = []
@@ -147,7 +149,7 @@ def hidden_helper_errors(sheets: list[Sheet]) -> list[ContentError]:
         for row in sheet.rows():
             for cell in row.cells:
                 for line, name in hidden_helper_calls(cell):
-                    defined = cell.setup.line + _defined_helpers(_parse(cell.setup.text))[name] - 1
+                    defined = cell.setup.line + _defined_helpers(parse(cell.setup.text))[name] - 1
                     errors.append(
                         ContentError(
                             cell.source.path,

@@ -21,7 +21,7 @@ import re
 
 from generator import lanes as lane_registry
 from generator.errors import ContentError
-from generator.load import facts, yamlfile
+from generator.load import codeinfo, facts, yamlfile
 from generator.load.yamlfile import Map, Seq
 from generator.model import Snippet as SnippetValue
 
@@ -179,7 +179,8 @@ class Code(Field):
             return None
         snippet = SnippetValue(str(value), value.content_line)
         try:
-            ast.parse(snippet.text, filename=reader.path)
+            if codeinfo.parse(snippet.text) is None:  # parsed once per process, shared with the readers of the code
+                ast.parse(snippet.text, filename=reader.path)  # for the error's line and message
         except SyntaxError as exc:
             reader.error(snippet.line + (exc.lineno or 1) - 1, f"'{key}' is not valid Python: {exc.msg}")
         return snippet

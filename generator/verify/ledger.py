@@ -138,12 +138,11 @@ def _validate(data, text: str) -> tuple[int, str]:
     for index, entry in enumerate(data["entries"]):
         if not isinstance(entry, dict):
             return 1, f"entry {index + 1} is not an object"
-        line = _line_of(text, entry.get("id"))
         missing = [key for key in REQUIRED if not isinstance(entry.get(key), str) or not entry[key]]
-        if missing:
-            return line, f"entry {entry.get('id') or index + 1} lacks {missing} (each a non-empty string)"
+        if missing:  # the line is looked up only for the entry that is wrong (a count over the file each)
+            return _line_of(text, entry.get("id")), f"entry {entry.get('id') or index + 1} lacks {missing} (each a non-empty string)"
         if entry["status"] not in STATUSES:
-            return line, f"entry {entry['id']}: unknown status {entry['status']!r} (one of {', '.join(STATUSES)})"
+            return _line_of(text, entry["id"]), f"entry {entry['id']}: unknown status {entry['status']!r} (one of {', '.join(STATUSES)})"
     return 0, ""
 
 
