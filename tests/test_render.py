@@ -99,7 +99,7 @@ def test_a_sheet_split_into_pages_renders_each_with_its_rows_the_page_list_and_i
     from tests.conftest import section, write_content
 
     def row(row_id):
-        note = "    notes: see [the other](#second)\n" if row_id == "first" else ""
+        note = {"first": "    notes: see [the other](#second) and [its note](#note-second)\n", "second": "    notes: the second's note\n"}[row_id]
         return f"  - id: {row_id}\n    title: {row_id}\n{note}    cells:\n      pytorch: {{none: lacks it}}\n      jax:\n        lanes: [python]\n        code: |\n          x = 1\n        check: |\n          assert x == 1\n"
 
     root = write_content(tmp_path / "content", {"a.yaml": section(row("first"), section_id="a"), "b.yaml": section(row("second"), section_id="b")})
@@ -116,5 +116,6 @@ def test_a_sheet_split_into_pages_renders_each_with_its_rows_the_page_list_and_i
     rows = {entry[1]: entry for entry in json.loads(text[text.index(",") + 1 : text.rindex(")")])["rows"]}
     assert "p" not in rows["first"][5] and rows["second"][5]["p"] == "t-two"  # search links to the row's own page
     assert 'href="t-two.html#second"' in first  # the first row's note links "#second", now on the other page
+    assert 'href="t-two.html#note-second"' in first and 'href="#note-second"' not in first  # and the other row's note
     index = (tmp_path / "site" / "index.html").read_text()  # links to an anchor on another page go there
     assert 'href="t-two.html#section-b"' in index and 'href="t.html#section-b"' not in index

@@ -87,6 +87,14 @@ _ANCHOR_LINK = re.compile(rb'href="([a-z0-9][a-z0-9-]*\.html)#([^"]+)"')
 _LOCAL_ANCHOR = re.compile(rb'href="#([^"]+)"')
 
 
+def _anchor_pages(sheet: Sheet) -> dict[str, str]:
+    """Every anchor of a sheet's rows and sections -> its page: the row, its note (`note-<row>`,
+    which notes link to as often as to the row) and the section."""
+    homes = sheet.page_of()
+    homes.update({f"note-{row.id}": homes[row.id] for row in sheet.rows() if row.id in homes})
+    return homes
+
+
 def forward_anchors(files: dict[str, bytes], sheets: list[Sheet]) -> None:
     """Links to `<sheet>.html#<row or section>` where the sheet is split into pages and the anchor is on
     another page of it (an index's section list, a guide's evidence, a note's link written by hand)
@@ -94,7 +102,7 @@ def forward_anchors(files: dict[str, bytes], sheets: list[Sheet]) -> None:
     sees it land. (Pages also forward such anchors when they arrive by hand-typed URLs: site.js.)"""
     moved = {}
     for sheet in sheets:
-        for anchor, path in sheet.page_of().items():
+        for anchor, path in _anchor_pages(sheet).items():
             if path != f"{sheet.id}.html":
                 moved[(f"{sheet.id}.html".encode(), anchor.encode())] = path.encode()
     if not moved:
@@ -109,7 +117,7 @@ def forward_anchors(files: dict[str, bytes], sheets: list[Sheet]) -> None:
             files[name] = _ANCHOR_LINK.sub(rewrite, data)
     # a note's "#row" link, written for a one-page sheet, on a page of it that no longer holds the row
     for sheet in sheets:
-        homes = sheet.page_of()
+        homes = _anchor_pages(sheet)
         for _, path, _ in sheet.parts() if sheet.pages else ():
 
             def local(match: re.Match, path=path, homes=homes) -> bytes:
