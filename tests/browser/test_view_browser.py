@@ -82,7 +82,7 @@ def test_search_results_are_one_ranked_column_inside_the_window(open_page, real,
     assert all(0 <= left and right <= width for left, right, _ in boxes), (boxes, width)
     assert len({round(left) for left, _, _ in boxes}) == 1  # one column
     assert [top for _, _, top in boxes] == sorted(top for _, _, top in boxes)  # in rank order, top to bottom
-    assert page.locator("#site-search-results li a").first.get_attribute("href") == "training.html#clip-global-norm"
+    assert page.locator("#site-search-results li a").first.get_attribute("href") == "training-optimizers.html#clip-global-norm"  # its own page
     watch.assert_clean()
 
 
@@ -152,7 +152,7 @@ def test_controls_and_copy_buttons_are_in_the_page_and_touch_targets_are_24px(op
 
 
 def test_one_tab_stop_per_cell_and_the_arrow_keys_inside_it(open_page, real, real_dir):
-    page, watch = open_page(real + "training.html")
+    page, watch = open_page(real + "training-optimizers.html")  # the page of the training sheet that holds clip-global-norm
     stops = page.evaluate(
         """() => [...document.querySelectorAll('#sheet a[href], #sheet button, #sheet summary, #sheet [tabindex]')]
             .filter(e => e.tabIndex >= 0 && e.getClientRects().length).length"""
@@ -176,7 +176,7 @@ def test_one_tab_stop_per_cell_and_the_arrow_keys_inside_it(open_page, real, rea
 
 def test_backticks_are_code_in_titles_facts_and_reasons(open_page, real):
     for name, selector in (("toolkits.html", "th.row-title"), ("extending.html", "th.row-title, td.kind-text p, td.kind-none p"),
-                           ("training.html", "td.kind-text p"), ("tradeoffs.html", "td.verdict"), ("index.html", ".sheet-rows li")):  # fmt: skip
+                           ("training-data.html", "td.kind-text p"), ("tradeoffs.html", "td.verdict"), ("index.html", ".sheet-rows li")):  # fmt: skip
         page, _ = open_page(real + name)
         ticks = page.eval_on_selector_all(selector, "els => els.filter(e => e.textContent.includes('`')).map(e => e.textContent.trim().slice(0, 80))")
         assert ticks == [], (name, ticks)
@@ -200,10 +200,10 @@ def _colour(page, selector: str) -> str:
 
 
 def test_gpu_badges_say_what_ran_where_in_its_colour(open_page, real, real_dir):
-    page, watch = open_page(real + "training.html#gpu-kind")
+    page, watch = open_page(real + "training-data.html#gpu-kind")  # the GPU rows' page of the training sheet
     summary = lambda row, column: f"#{row} td[data-col={column}] details.badge > summary"  # noqa: E731
     fail = page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--fail').trim()")
-    passed = _colour(page, summary("mse", "pytorch"))
+    passed = _colour(page, summary("shuffle-seeded", "pytorch"))
     # a GPU-only cell that passed on the GPU with GPU work: verified, green, "· GPU"
     text = page.locator(summary("gpu-tf32", "pytorch")).inner_text()
     assert text.startswith("✓ verified on a GPU") and text.endswith("· GPU") and _colour(page, summary("gpu-tf32", "pytorch")) == passed
@@ -214,9 +214,10 @@ def test_gpu_badges_say_what_ran_where_in_its_colour(open_page, real, real_dir):
     assert colour not in (passed,) and not re.search(r"\b(207|255), (34|123)", colour), (colour, fail)
     assert luminance(page.eval_on_selector("#gpu-kind td[data-col=jax]", "td => getComputedStyle(td).backgroundColor")) > 0.9  # no failure tint
     # Keras: "· GPU" names the backends that ran there, never TensorFlow
-    keras = page.locator(summary("clip-global-norm", "keras")).inner_text()
+    optimizers, _ = open_page(real + "training-optimizers.html")
+    keras = optimizers.locator(summary("clip-global-norm", "keras")).inner_text()
     assert keras.endswith("keras@jax/torch/tensorflow · GPU: jax/torch"), keras
-    assert "GPU" not in page.locator(summary("clip-global-norm", "tensorflow")).inner_text()
+    assert "GPU" not in optimizers.locator(summary("clip-global-norm", "tensorflow")).inner_text()
     # and the index counts the GPU-only cells as verified: Training is not red
     index, _ = open_page(real + "index.html")
     share = index.locator("td.share").nth([p["id"] for p in _sheets(real_dir)].index("training"))
