@@ -5,6 +5,7 @@ the row's sheet; `cache export`/`cache import` carry CI's results to a fresh clo
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -76,7 +77,10 @@ OTHER = section(code_row("b", "y = 2", "assert y == 2"), section_id="o")
 
 
 def test_preview_renders_only_the_rows_sheet_and_names_a_wrong_row(tmp_path):
-    root = write_content(tmp_path / "content", {"s.yaml": ROWS}, sheet_id="one")
+    # the row names a row of the sheet the preview leaves out (see_also): no link, and no crash (a KeyError did)
+    linked = re.sub(r"(\n    title: [^\n]*\n)", r"\1    see_also: [two/b]\n", ROWS, count=1)
+    assert "see_also: [two/b]" in linked
+    root = write_content(tmp_path / "content", {"s.yaml": linked}, sheet_id="one")
     write_content(tmp_path / "content", {"o.yaml": OTHER}, sheet_id="two")
     proc = _cli("build", "--content", root, "--cache", tmp_path / "cache", "--out", tmp_path / "preview", "--only", "a", "--preview", "--quiet", "--no-benchmarks")
     assert proc.returncode == 0, proc.stderr

@@ -346,7 +346,8 @@ def see_also_links(sheets: list[Sheet]) -> dict[str, dict[str, list[dict]]]:
     order = {key: index for index, key in enumerate(by_key)}
     links: dict[str, dict[str, list[dict]]] = {}
     for (sheet_id, row_id), targets in pairs.items():
-        for target in sorted(targets, key=order.get):
+        # a preview renders only some sheets: a link from or to a row of another sheet is left out there
+        for target in sorted((t for t in targets if t in by_key), key=order.get) if (sheet_id, row_id) in by_key else ():
             target_sheet, target_row = by_key[target]
             links.setdefault(sheet_id, {}).setdefault(row_id, []).append(
                 {"href": f"{pages[target_sheet.id][target_row.id]}#{target_row.id}", "title": target_row.title, "sheet": target_sheet.title}
