@@ -102,22 +102,55 @@ def _pages(real_dir) -> list[str]:
     return sorted(p.name for p in real_dir.glob("*.html"))
 
 
+# the two readers of issue 34: a desktop, and a phone that Chromium emulates as one (a touch screen,
+# the page's meta viewport honoured)
+SCREENS = {"desktop": {"viewport": DESKTOP}, "phone": {"viewport": PHONE, "is_mobile": True, "has_touch": True}}
+
+
+def _layout_shift(browser, base: str, names: list[str], screen: str, init_script: str | None = None) -> dict[str, float]:
+    """Cumulative layout shift of each page, from navigation to a second after load, with the CPU
+    slowed 4× (so that the first paint comes before the scripts run, as on a slow machine)."""
+    context = browser.new_context(**SCREENS[screen])
+    if init_script:
+        context.add_init_script(init_script)
+    found = {}
+    for name in names:
+        page = context.new_page()
+        context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": 4})
+        page.goto(base + name, wait_until="load")
+        found[name] = round(page.evaluate(CLS), 4)
+        page.close()
+    context.close()
+    return found
+
+
+# what a late script or a control drawn after the first paint does: push the page down by 300 px,
+# 300 ms after load (the CSSOM, which the site's Content-Security-Policy allows)
+PUSH_DOWN_AFTER_LOAD = """addEventListener('load', () => setTimeout(() => {
+  const block = document.createElement('div');
+  block.style.height = '300px';
+  document.body.prepend(block);
+}, 300));"""
+
+
+@pytest.mark.parametrize("screen", list(SCREENS))
+def test_the_layout_shift_harness_sees_a_page_pushed_down(browser, sample, screen):
+    """The negative control of test_no_page_moves_once_drawn: the same measurement, on the sample
+    sheet, reads a block inserted above the content after load as a shift over 0.1, and the page
+    left alone as at most 0.1 (so a harness that measured nothing could not pass both)."""
+    still = _layout_shift(browser, sample, ["golden.html"], screen)["golden.html"]
+    pushed = _layout_shift(browser, sample, ["golden.html"], screen, PUSH_DOWN_AFTER_LOAD)["golden.html"]
+    _record(f"cls_control_{screen}", {"golden.html": still, "golden.html pushed 300 px after load": pushed})
+    assert still <= 0.1 < pushed, (still, pushed)
+
+
 def test_no_page_moves_once_drawn(browser, real, real_dir):
     """Cumulative layout shift from navigation to a second after load, on every page, on a desktop and
-    a phone, with the CPU slowed 4× (so that the first paint comes before the scripts run, as on a
-    slow machine): at most 0.1."""
-    found: dict[str, dict[str, float]] = {}
-    for kind, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
-        context = browser.new_context(viewport=viewport)
-        for name in _pages(real_dir):
-            page = context.new_page()
-            context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": 4})
-            page.goto(real + name, wait_until="load")
-            found.setdefault(kind, {})[name] = round(page.evaluate(CLS), 4)
-            page.close()
-        context.close()
+    a phone, with the CPU slowed 4×: at most 0.1 (test_the_layout_shift_harness_sees_a_page_pushed_down
+    shows the measurement reads a shift when there is one)."""
+    found = {screen: _layout_shift(browser, real, _pages(real_dir), screen) for screen in SCREENS}
     _record("cls", found)
-    moved = {f"{name} ({kind})": cls for kind, pages in found.items() for name, cls in pages.items() if cls > 0.1}
+    moved = {f"{name} ({screen})": cls for screen, pages in found.items() for name, cls in pages.items() if cls > 0.1}
     assert moved == {}
 
 
