@@ -418,6 +418,30 @@ def test_differences_only_shows_the_traps_and_says_why(open_page, real, real_dir
     watch.assert_clean()
 
 
+@pytest.mark.parametrize("screen", list(SCREENS))
+def test_differences_only_on_training_is_not_every_row(open_page, real, real_dir, screen):
+    """The issue's case: PyTorch against JAX on Training showed 61 of 61 rows, every API name
+    differing. "Differences only" shows fewer rows than comparing shows, and some: as many as
+    compare.html counts, each saying why, among them the declared default that differs (AdamW's
+    weight decay) and a wrong snippet that is the other column's idiom."""
+    differ, rows, lacking = _pairs(real_dir)[("pytorch", "jax", "training")]
+    page, watch = open_page(real + "training.html?compare=pytorch,jax&diff=1", **SCREENS[screen])
+    page.wait_for_selector(".compare[data-ready=yes]")
+    shown = visible_rows(page)
+    page.get_by_label("Differences only").uncheck()
+    every = visible_rows(page)
+    _record(f"differences_only_training_{screen}", {"shown": len(shown), "compared": len(every), "rows": rows})
+    assert 0 < len(shown) == differ < len(every) == rows - lacking, (len(shown), differ, len(every), rows, lacking)
+    assert set(shown) < set(every)
+    page.get_by_label("Differences only").check()
+    assert visible_rows(page) == shown
+    why = {row: page.locator(f"#{row} .why-shown").inner_text() for row in shown}
+    assert [row for row, text in why.items() if not text.startswith("Shown: ")] == []
+    assert "AdamW's default weight_decay is 0.01 in PyTorch" in why.get("adamw-default-decay", ""), why.get("adamw-default-decay")
+    assert [row for row, text in why.items() if "a wrong snippet of PyTorch uses JAX" in text], why
+    watch.assert_clean()
+
+
 def test_a_comparison_carried_to_a_sheet_maps_the_columns_it_shares(open_page, real):
     page, watch = open_page(real + "training.html?compare=pytorch,jax&diff=1")
     page.wait_for_selector(".compare[data-ready=yes]")
