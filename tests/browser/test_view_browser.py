@@ -26,8 +26,10 @@ from tests.conftest import ROOT
 DESKTOP = {"width": 1366, "height": 900}
 QUERIES = os.path.join(ROOT, "tests", "browser", "search_queries.json")
 # the two readers of issue 34: a desktop, and a phone that Chromium emulates as one (a touch screen,
-# the page's meta viewport honoured)
+# the page's meta viewport honoured); and, for search, a small phone and a tablet between them
 SCREENS = {"desktop": {"viewport": DESKTOP}, "phone": {"viewport": PHONE, "is_mobile": True, "has_touch": True}}
+WIDTHS = {**SCREENS, "small-phone": {"viewport": {"width": 320, "height": 640}, "is_mobile": True, "has_touch": True},
+          "tablet": {"viewport": {"width": 768, "height": 1024}, "is_mobile": True, "has_touch": True}}  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
@@ -74,15 +76,24 @@ def test_stemming_meets_a_word_s_other_forms(open_page, real):
     assert [a == b for a, b in stems] == [True] * len(pairs), stems
 
 
-@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
-def test_search_results_are_one_ranked_column_inside_the_window(open_page, real, viewport):
-    page, watch = open_page(real + "training.html", viewport=viewport)
+@pytest.mark.parametrize("name", ["training.html", "index.html"])
+@pytest.mark.parametrize("screen", list(WIDTHS))
+def test_search_results_are_one_ranked_column_inside_the_window(open_page, real, screen, name):
+    """The results list itself (its box, not only its items) lies inside the window: left and right
+    within the screen's width, top below the window's top, bottom above its bottom (it scrolls inside
+    when longer), and it is not empty; its items are one column, in rank order, none cut off sideways."""
+    page, watch = open_page(real + name, **WIDTHS[screen])
     page.focus("#site-search")
     page.keyboard.type("gradient clipping")
     page.wait_for_selector("#site-search-results li a")
+    # what the window shows (on a phone, innerWidth grows with whatever overflows to the right; the
+    # root's client box is the screen less any scroll bar)
+    width, height = page.evaluate("() => [document.documentElement.clientWidth, document.documentElement.clientHeight]")
+    assert width <= WIDTHS[screen]["viewport"]["width"] and height <= WIDTHS[screen]["viewport"]["height"]
+    box = page.eval_on_selector("#site-search-results", "ul => { const r = ul.getBoundingClientRect(); return {left: r.left, right: r.right, top: r.top, bottom: r.bottom, height: r.height}; }")
+    assert box["height"] > 0 and 0 <= box["left"] and box["right"] <= width and 0 <= box["top"] and box["bottom"] <= height, (box, width, height)
     boxes = page.eval_on_selector_all("#site-search-results li", "items => items.map(li => { const r = li.getBoundingClientRect(); return [r.left, r.right, r.top]; })")
-    width = page.evaluate("innerWidth")
-    assert all(0 <= left and right <= width for left, right, _ in boxes), (boxes, width)
+    assert all(box["left"] <= left and right <= box["right"] for left, right, _ in boxes), (boxes, box)
     assert len({round(left) for left, _, _ in boxes}) == 1  # one column
     assert [top for _, _, top in boxes] == sorted(top for _, _, top in boxes)  # in rank order, top to bottom
     assert page.locator("#site-search-results li a").first.get_attribute("href") == "training-optimizers.html#clip-global-norm"  # its own page
