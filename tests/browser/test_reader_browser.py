@@ -220,8 +220,9 @@ def _one_cell_per_lane() -> dict[str, tuple[str, str, str, list[str]]]:
     return chosen
 
 
-def _copy_and_run(page, row: str, column: str, lane: str, own_check: list[str], tmp_path) -> tuple[str, subprocess.CompletedProcess]:
-    """Click the cell's Copy runnable, read the clipboard, run what it holds; return both."""
+def _copy_and_run(page, row: str, column: str, lane: str, own_check: list[str], tmp_path, temp_dir=None) -> tuple[str, subprocess.CompletedProcess]:
+    """Click the cell's Copy runnable, read the clipboard, run what it holds twice in one working
+    directory (TMPDIR=temp_dir when given); return the text and the second run."""
     cell = page.locator(f"[id='{row}'] td[data-col='{column}']")
     cell.scroll_into_view_if_needed()
     button = cell.locator("button.copy-run")
@@ -255,7 +256,8 @@ def _copy_and_run(page, row: str, column: str, lane: str, own_check: list[str], 
         command = [sys.executable, str(script)]
     # run twice in a row (a script that writes a file must not find the first run's), and it prints what it computed
     for _ in range(2):
-        proc = subprocess.run(command, cwd=workdir, env=_clean_env(lane), capture_output=True, text=True, timeout=400, start_new_session=True)
+        env = _clean_env(lane) | ({"TMPDIR": str(temp_dir)} if temp_dir else {})
+        proc = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=400, start_new_session=True)
         assert proc.returncode == 0, f"{lane} {row}/{column}:\n{text}\n--- stderr:\n{proc.stderr[-3000:]}"
     assert "# what it computed" in text and re.search(r"^.+ = ", proc.stdout, re.M), proc.stdout[-2000:]
     return text, proc
@@ -316,6 +318,48 @@ def test_copy_runnable_for_one_cell_per_lane_runs(open_page, real, tmp_path):
     _record("copy_runnable", results)
     for _page, watch in pages.values():
         watch.assert_clean()
+
+
+def _the_cell(sheet_id: str, row_id: str, column: str) -> tuple[str, list[str]]:
+    """(the row's own page, the check's own lines) of one code cell of the content."""
+    sheet = next(s for s in content.load(os.path.join(ROOT, "content")) if s.id == sheet_id)
+    row = next(r for r in sheet.rows() if r.id == row_id)
+    cell = next(c for c in row.cells if c.column == column)
+    assert cell.kind == CODE
+    shown = (cell.code.text + "\n" + (cell.setup.text if cell.setup else "")).splitlines()
+    own = [line for line in (cell.check.text if cell.check else "").splitlines() if line.strip() and line not in shown]
+    return sheet.page_of()[row.id].removesuffix(".html"), own
+
+
+# Cells that write files in their working directory: the issue's failing one, Orbax's
+# StandardCheckpointer saving to ckpt/state (which refuses a destination that exists), and
+# torch.save to model.pt (the check writes other.pt too).
+FILE_WRITERS = [("pytorch-jax", "checkpoint", "nnx", "jax", "ckpt/state"), ("pytorch-jax", "checkpoint", "pytorch", "torch", "model.pt")]
+
+
+def test_copy_runnable_of_a_cell_that_writes_files_runs_twice(open_page, real, tmp_path):
+    """The issue's case: the checkpoint script failed on its second run ("Destination already
+    exists"). Copied from the page and run twice in the same directory, each script exits 0 both
+    times, says nothing about a destination that exists, and wrote its files: into a scratch
+    directory of each run's own (two of them, each holding the files), none into the directory it
+    was run from."""
+    found = {}
+    for sheet_id, row, column, lane, written in FILE_WRITERS:
+        name, own = _the_cell(sheet_id, row, column)
+        page, watch = open_page(real + f"{name}.html")
+        page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=real.rstrip("/"))
+        temp_dir = tmp_path / f"tmp-{column}"
+        temp_dir.mkdir()
+        text, proc = _copy_and_run(page, row, column, lane, own, tmp_path, temp_dir=temp_dir)
+        assert "already exists" not in proc.stderr + proc.stdout, proc.stderr[-2000:]
+        scratch = sorted(temp_dir.glob("hpg-*"))
+        assert len(scratch) == 2 and all((d / written).exists() for d in scratch), [sorted(p.relative_to(temp_dir).as_posix() for p in d.rglob("*"))[:20] for d in scratch]
+        ran_in = tmp_path / lane.replace("@", "_")
+        assert list(ran_in.iterdir()) == [], list(ran_in.iterdir())
+        found[f"{name}/{row}/{column}"] = {"exit": proc.returncode, "written": written}
+        watch.assert_clean()
+        page.context.close()
+    _record("copy_runnable_writes_files", found)
 
 
 # ---------------------------------------------------------------------------------------------
