@@ -74,8 +74,7 @@ CSV_COLUMNS = ("sheet", "section", "row", "title", "column", "kind", "code", "te
 def verdict_text(sheet_id: str, row, cell, verification: Verification) -> str:
     """A code cell's verdict in words, as its badge says it: verified (on a GPU, for a GPU-only cell),
     passed on a GPU machine without GPU work, awaiting a GPU run, or the failure's status."""
-    key = (sheet_id, row.id, cell.column)
-    shown = views.standing(cell, verification.verdicts.get(key), verification.gpu.get(key, ()))
+    shown = views.cell_standing((sheet_id, row.id, cell.column), cell, verification)
     if shown == "passed":
         return "verified on a GPU" if cell.gpu_only else "verified"
     return {"gpu-no-work": "passed on a GPU machine, no GPU work seen", "awaiting-gpu": "awaiting a GPU run"}.get(shown, shown)

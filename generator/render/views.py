@@ -78,9 +78,9 @@ def standing(cell, verdict, gpu_runs) -> str:
 VERIFIED = ("passed", "gpu-no-work")  # standings that count as verified
 
 
-def cell_verified(sheet_id: str, row, cell, verification: Verification) -> bool:
-    key = (sheet_id, row.id, cell.column)
-    return standing(cell, verification.verdicts.get(key), verification.gpu.get(key, ())) in VERIFIED
+def cell_standing(key: tuple[str, str, str], cell, verification: Verification) -> str:
+    """`standing` of the cell at (sheet, row, column), from the verification's CPU verdict and GPU runs."""
+    return standing(cell, verification.verdicts.get(key), verification.gpu.get(key, ()))
 
 
 def rejection_detail(cell, detail: str) -> str:
@@ -261,8 +261,7 @@ def sheet_stats(sheet: Sheet, verification: Verification) -> dict:
         for cell in row.cells:
             if cell.kind == CODE:
                 code += 1
-                key = (sheet.id, row.id, cell.column)
-                shown = standing(cell, verification.verdicts.get(key), verification.gpu.get(key, ()))
+                shown = cell_standing((sheet.id, row.id, cell.column), cell, verification)
                 passed += shown in VERIFIED
                 failed += shown not in NOT_FAILED
                 no_work += shown == "gpu-no-work"
