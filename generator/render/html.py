@@ -100,9 +100,10 @@ def forward_anchors(files: dict[str, bytes], sheets: list[Sheet]) -> None:
     another page of it (an index's section list, a guide's evidence, a note's link written by hand)
     are rewritten to that page, in every HTML file: a link works without scripts, and the link checker
     sees it land. (Pages also forward such anchors when they arrive by hand-typed URLs: site.js.)"""
+    homes_of = {sheet.id: _anchor_pages(sheet) for sheet in sheets}
     moved = {}
     for sheet in sheets:
-        for anchor, path in _anchor_pages(sheet).items():
+        for anchor, path in homes_of[sheet.id].items():
             if path != f"{sheet.id}.html":
                 moved[(f"{sheet.id}.html".encode(), anchor.encode())] = path.encode()
     if not moved:
@@ -117,7 +118,7 @@ def forward_anchors(files: dict[str, bytes], sheets: list[Sheet]) -> None:
             files[name] = _ANCHOR_LINK.sub(rewrite, data)
     # a note's "#row" link, written for a one-page sheet, on a page of it that no longer holds the row
     for sheet in sheets:
-        homes = _anchor_pages(sheet)
+        homes = homes_of[sheet.id]
         for _, path, _ in sheet.parts() if sheet.pages else ():
 
             def local(match: re.Match, path=path, homes=homes) -> bytes:
