@@ -231,6 +231,25 @@ def test_a_gpu_only_script_keeps_its_lane_s_gpu_environment():
     assert "xla_force_host_platform_device_count" not in script and "runs on an NVIDIA GPU only: no GPU on a CPU" in script
 
 
+def test_a_torchrun_script_leaves_its_process_group_before_it_exits():
+    """One torchrun process in about twelve aborted in gloo's teardown after its cell had passed
+    (CI, frameworks/data-parallel): the script destroys the group last, after a barrier."""
+    from generator.model import CODE, Cell, Column, Row, Section, Sheet, Snippet, Source
+    from generator.render import reader
+    from generator.verify.verification import Verification
+
+    def script_of(lane: str) -> str:
+        cell = Cell("pytorch", CODE, Source("x.yaml", 1), code=Snippet("y = 1\n", 3), setup=Snippet("import torch\n", 2), lanes=(lane,))
+        row = Row("r", "R", Source("x.yaml", 1), (cell,))
+        sheet = Sheet("t", "T", Source("x.yaml", 1), (Column("pytorch", "PyTorch", ("torch",)),), (Section("s", "S", Source("x.yaml", 1), (row,)),))
+        return reader.runnable(sheet, row, cell, Verification(None))
+
+    several = script_of("torch-dist")
+    assert several.rstrip().endswith("_dist.destroy_process_group()")
+    assert several.index("y = 1") < several.index("_dist.barrier()") < several.index("_dist.destroy_process_group()")
+    assert "destroy_process_group" not in script_of("torch")
+
+
 def test_see_also_links_both_ways_to_the_row_s_own_page(tmp_path):
     from generator.render.views import see_also_links
 

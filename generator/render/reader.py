@@ -182,6 +182,16 @@ os.makedirs(_scratch, exist_ok=True)
 os.chdir(_scratch)"""
 
 
+# The lane's worker leaves with os._exit, so a cell never meets gloo's teardown; a script that exits
+# normally does, and one torchrun process in about twelve aborted there ("terminate called without an
+# active exception", exit -6) after its cell had passed. Each process leaves the group first.
+LEAVE_GROUP = """# torchrun's processes leave the process group before they exit (gloo can abort in its teardown otherwise)
+import torch.distributed as _dist
+if _dist.is_initialized():
+    _dist.barrier()
+    _dist.destroy_process_group()"""
+
+
 def runnable(sheet: Sheet, row, cell, verification: Verification) -> str:
     """The cell as a script: the lane's environment and prelude, the hidden setup, the code shown,
     then what the code computed, printed. Never the check. A GPU-only cell keeps the environment of
@@ -232,6 +242,8 @@ def runnable(sheet: Sheet, row, cell, verification: Verification) -> str:
             out.append(f"print({tail.strip()!r}, '=', repr(({tail.strip()})))" if "\n" not in tail else f"print(repr(({tail.strip()})))")
     elif "print(" not in code:
         out += ["", 'print("(the code ran; it binds no name to show)")']
+    if first.processes > 1:
+        out += ["", LEAVE_GROUP]
     return "\n".join(out) + "\n"
 
 
