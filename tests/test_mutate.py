@@ -22,14 +22,16 @@ from generator.verify.verification import plan
 from tests.conftest import ROOT, section, write_content
 
 
-def _row(row_id: str, setup: str, code: str, check: str, lane: str = "python", declared: str = "") -> str:
+def _row(row_id: str, setup: str, code: str, check: str, lane: str = "python", declared: str | list[str] = "") -> str:
     def block(text: str) -> str:
         return textwrap.indent(textwrap.dedent(text).strip("\n") + "\n", " " * 10).rstrip("\n")
 
     parts = [f"  - id: {row_id}", f"    title: {row_id}", "    cells:", "      pytorch:", f"        lanes: [{lane}]",
              "        setup: |", block(setup), "        code: |", block(code), "        check: |", block(check)]  # fmt: skip
     if declared:
-        parts += ["        equivalent_mutants:", f"          - mutant: {json.dumps(declared)}", "            why: the test says so"]
+        parts += ["        equivalent_mutants:"]
+        for mutant in [declared] if isinstance(declared, str) else declared:
+            parts += [f"          - mutant: {json.dumps(mutant)}", "            why: the test says so"]
     parts += ["      jax: {text: fact}"]
     return "\n".join(parts) + "\n"
 
@@ -91,6 +93,21 @@ def test_a_declared_survivor_is_left_out_of_the_score_with_its_reason(tmp_path):
     assert [m.description for m, why in states["weak"].declared] == [declared]
     assert declared not in {m.description for m in states["weak"].survived}
     assert store.stale_declarations(sheets, {("t", "weak", "pytorch"): states["weak"]}) == []
+
+
+def test_a_declaration_of_a_mutant_judged_equivalent_is_kept_and_one_of_a_killed_mutant_is_stale(tmp_path):
+    # dropping decimals=0 (np.round's default) is judged equivalent by its values; a declaration of it
+    # agrees with the tool and must not fail a later run, where the same mutant may survive instead.
+    # axis=0 for axis=1 here changes the answer: it is killed, and declaring it is an error
+    equivalent = "drop decimals=0 from `np.round(x, decimals=0)`"
+    killed = "axis=0 for axis=1 in `np.argmax(x, axis=1)`"
+    row = _row("r", "import numpy as np\nx = np.array([[1.26, 5.0, 2.5], [3.0, 2.0, -0.74]])", "y = np.round(x, decimals=0)\na = np.argmax(x, axis=1)",
+               "assert y.tolist() == [[1.0, 5.0, 2.0], [3.0, 2.0, -1.0]]\nassert a.tolist() == [1, 0]", declared=[equivalent, killed])
+    states, _, sheets, _ = _mutate(tmp_path, row)
+    assert equivalent in states["r"].equivalent_names
+    assert killed not in {m.description for m, _ in states["r"].declared} and states["r"].survived == ()
+    errors = store.stale_declarations(sheets, {("t", "r", "pytorch"): states["r"]})
+    assert len(errors) == 1 and repr(killed) in errors[0].message, errors
 
 
 def test_results_are_matched_by_identity_and_a_malformed_file_stops_the_run(tmp_path):

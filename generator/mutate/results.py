@@ -195,6 +195,7 @@ class CellMutation:
     declared: tuple = ()  # (MutantEntry, why)
     by_family: dict = field(default_factory=dict)  # family -> (killed, survived)
     by_operator: dict = field(default_factory=dict)  # operator -> (generated, killed)
+    equivalent_names: frozenset = frozenset()  # descriptions of the mutants judged equivalent by their values
 
     @property
     def scored(self) -> int:
@@ -220,7 +221,7 @@ def standing(sheets: list[Sheet], jobs, results: Results) -> dict:
             continue
         declared = {d.description: d.why for d in cells[key].equivalent_mutants}
         killed = equivalent = 0
-        survived, kept = [], []
+        survived, kept, same = [], [], set()
         families: dict = {}
         operators: dict = {}
         for mutant in entry.mutants:
@@ -228,6 +229,7 @@ def standing(sheets: list[Sheet], jobs, results: Results) -> dict:
             operators[mutant.operator] = (generated + 1, dead + (mutant.verdict == "killed"))
             if mutant.verdict == "equivalent":
                 equivalent += 1
+                same.add(mutant.description)
                 continue
             if mutant.verdict == "survived" and mutant.description in declared:
                 kept.append((mutant, declared[mutant.description]))
@@ -239,13 +241,17 @@ def standing(sheets: list[Sheet], jobs, results: Results) -> dict:
             else:
                 survived.append(mutant)
                 families[mutant.family] = (k, s + 1)
-        out[key] = CellMutation("current", killed, tuple(survived), equivalent, tuple(kept), families, operators)
+        out[key] = CellMutation("current", killed, tuple(survived), equivalent, tuple(kept), families, operators, frozenset(same))
     return out
 
 
 def stale_declarations(sheets: list[Sheet], standings: dict) -> list[ContentError]:
     """Declared equivalent mutants that match no surviving mutant of a current entry: the code changed
-    and the declaration names a mutant that no longer exists, or it now dies."""
+    and the declaration names a mutant that no longer exists, or it now dies. A declared mutant that the
+    last run judged equivalent by its values is not one: the tool agrees that it changes nothing, and
+    the same mutant can be judged equivalent in one run and survive in the next (a value that differs
+    between the original's own two runs is left out of the comparison only when it differed), so
+    dropping the declaration would fail a later run."""
     errors = []
     for sheet in sheets:
         for row in sheet.rows():
@@ -253,7 +259,7 @@ def stale_declarations(sheets: list[Sheet], standings: dict) -> list[ContentErro
                 state = standings.get((sheet.id, row.id, cell.column))
                 if not cell.equivalent_mutants or state is None or state.state != "current":
                     continue
-                live = {mutant.description for mutant, _ in state.declared}
+                live = {mutant.description for mutant, _ in state.declared} | state.equivalent_names
                 for declared in cell.equivalent_mutants:
                     if declared.description not in live:
                         errors.append(ContentError(declared.source.path, declared.source.line,
