@@ -277,7 +277,6 @@ def test_the_git_merge_driver_merges_mutation_results_cell_by_cell(tmp_path):
     `results.write` writes it; a cell both changed differently is a conflict (exit 1, named). Git's own
     line merge conflicts on the first case: both branches add a row's cell at the same place."""
     from generator.mutate import gitmerge
-    from tests.conftest import ROOT
 
     base = _results_file({("a", "pytorch"): "1", ("b", "pytorch"): "1", ("c", "jax"): "1"})
     ours = _results_file({("a", "pytorch"): "2", ("b", "pytorch"): "1", ("c", "jax"): "1"})
@@ -285,7 +284,7 @@ def test_the_git_merge_driver_merges_mutation_results_cell_by_cell(tmp_path):
     merged, conflicts = gitmerge.merge(base, ours, theirs)
     assert conflicts == []
     assert [(c["row"], c["identities"]["python"]) for c in merged["cells"]] == [("a", "2"), ("b", "3"), ("c", "1"), ("d", "1")]
-    assert gitmerge.text(base) == json.dumps(base, indent=1, ensure_ascii=False) + "\n"
+    assert store.file_text(base) == json.dumps(base, indent=1, ensure_ascii=False) + "\n"
 
     # through git itself, as a contributor's merge runs it
     def git(*args, cwd=tmp_path / "repo"):
@@ -298,28 +297,28 @@ def test_the_git_merge_driver_merges_mutation_results_cell_by_cell(tmp_path):
     git("config", "merge.mutants.driver", f"{sys.executable} -m generator.mutate.gitmerge %O %A %B")
     (repo / ".gitattributes").write_text("content/mutants/*.json merge=mutants\n")
     many = {(f"r{i:02d}", "pytorch"): "1" for i in range(6)}
-    path.write_text(gitmerge.text(_results_file(many)))
+    path.write_text(store.file_text(_results_file(many)))
     git("add", "-A")
     git("commit", "-q", "-m", "base")
     git("checkout", "-q", "-b", "other")
-    path.write_text(gitmerge.text(_results_file({**many, ("r02b", "pytorch"): "other", ("r04", "pytorch"): "other"})))
+    path.write_text(store.file_text(_results_file({**many, ("r02b", "pytorch"): "other", ("r04", "pytorch"): "other"})))
     git("commit", "-q", "-am", "other")
     git("checkout", "-q", "main")
-    path.write_text(gitmerge.text(_results_file({**many, ("r02a", "pytorch"): "main"})))  # a new row where other added one
+    path.write_text(store.file_text(_results_file({**many, ("r02a", "pytorch"): "main"})))  # a new row where other added one
     git("commit", "-q", "-am", "main")
     done = git("merge", "-q", "--no-edit", "other")
     assert done.returncode == 0, done.stdout + done.stderr
     got = {(c["row"]): c["identities"]["python"] for c in json.loads(path.read_text())["cells"]}
     assert got == {"r00": "1", "r01": "1", "r02": "1", "r02a": "main", "r02b": "other", "r03": "1", "r04": "other", "r05": "1"}
-    assert path.read_text() == gitmerge.text(json.loads(path.read_text()))
+    assert path.read_text() == store.file_text(json.loads(path.read_text()))
 
     # both sides changed one cell: a conflict, named, ours kept
     git("checkout", "-q", "-b", "again")
     merged_cells = {(row, "pytorch"): ident for row, ident in got.items()}
-    path.write_text(gitmerge.text(_results_file({**merged_cells, ("r02", "pytorch"): "x"})))
+    path.write_text(store.file_text(_results_file({**merged_cells, ("r02", "pytorch"): "x"})))
     git("commit", "-q", "-am", "again")
     git("checkout", "-q", "main")
-    path.write_text(gitmerge.text(_results_file({**merged_cells, ("r02", "pytorch"): "y"})))
+    path.write_text(store.file_text(_results_file({**merged_cells, ("r02", "pytorch"): "y"})))
     git("commit", "-q", "-am", "main again")
     clash = git("merge", "-q", "--no-edit", "again")
     assert clash.returncode != 0 and "t/r02 [pytorch]" in clash.stdout + clash.stderr, clash.stdout + clash.stderr

@@ -5,7 +5,8 @@ may then conflict, or may silently interleave a cell's entries. This driver merg
 a cell that only one side changed takes that side, a cell both sides changed the same way is kept,
 and a cell both sides changed differently is a conflict. The run then exits 1, keeps our side of
 that cell and names it, so `mutate --only SHEET/ROW` can run it again. The file is written as
-`results.write` writes it. Standard library only: git runs it with whatever Python is first on PATH.
+`results.write` writes it (`results.file_text`). It imports no third-party package: git runs it with
+whatever Python is first on PATH.
 
 Set it up once per clone (the attribute is committed in .gitattributes; without this setting git
 merges the files line by line, as before):
@@ -17,6 +18,8 @@ from __future__ import annotations
 
 import json
 import sys
+
+from generator.mutate.results import file_text
 
 
 def _cells(data: dict) -> dict:
@@ -44,11 +47,6 @@ def merge(base: dict, ours: dict, theirs: dict) -> tuple[dict, list]:
     return {**head, "cells": [merged[key] for key in sorted(merged)]}, conflicts
 
 
-def text(data: dict) -> str:
-    """The file's text, as results.write makes it."""
-    return json.dumps(data, indent=1, sort_keys=False, ensure_ascii=False) + "\n"
-
-
 def main(argv: list[str]) -> int:
     if len(argv) != 3:
         print("usage: python -m generator.mutate.gitmerge BASE OURS THEIRS (git's %O %A %B)", file=sys.stderr)
@@ -64,7 +62,7 @@ def main(argv: list[str]) -> int:
             return 1
     data, conflicts = merge(*loaded)
     with open(ours_path, "w", encoding="utf-8") as handle:
-        handle.write(text(data))
+        handle.write(file_text(data))
     if conflicts:
         rows = ", ".join(f"{data['sheet']}/{row} [{column}]" for row, column in conflicts)
         print(f"mutation results merge: both sides changed {rows}; ours is kept: run `python -m generator mutate --only ROW` for each", file=sys.stderr)

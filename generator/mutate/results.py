@@ -157,6 +157,11 @@ def _validate(data, sheet: str) -> str:
     return ""
 
 
+def file_text(data: dict) -> str:
+    """A sheet's results file as committed (the git merge driver writes it the same way)."""
+    return json.dumps(data, indent=1, sort_keys=False, ensure_ascii=False) + "\n"
+
+
 def write(folder: str, results: Results, sheets: list[Sheet] | None = None) -> list[str]:
     """Write the file of every sheet that has entries; with `sheets`, entries of cells no longer in that
     content are dropped (give the content as it is now: a long run's view of it may lack rows merged
@@ -167,7 +172,7 @@ def write(folder: str, results: Results, sheets: list[Sheet] | None = None) -> l
         cells = [results.entries[key] for key in sorted(results.entries) if key[0] == sheet and (present is None or key in present)]
         tool, operators = results.tools.get(sheet, (TOOL_VERSION, OPERATORS_VERSION))
         data = {"format": FORMAT, "sheet": sheet, "tool": tool, "operators": operators, "cells": [c.to_json() for c in cells]}
-        text = json.dumps(data, indent=1, sort_keys=False, ensure_ascii=False) + "\n"
+        text = file_text(data)
         path = os.path.join(folder, f"{sheet}.json")
         try:
             with open(path, encoding="utf-8") as handle:
