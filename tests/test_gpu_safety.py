@@ -59,6 +59,20 @@ def test_a_safe_worker_forks(tmp_path):
     assert report.results[jobs[0].id].status == PASSED and report.notes == []
 
 
+def test_a_worker_that_imports_pyarrow_still_forks(tmp_path):
+    """pyarrow (which Keras imports through pandas) starts jemalloc's purging thread at import unless
+    the runner turns it off: without that every cell of a Keras lane would spawn."""
+    if importlib.util.find_spec("pyarrow") is None:
+        import pytest
+
+        pytest.skip("pyarrow is not installed")
+    lane = Lane("arrow", ("pyarrow",), ())
+    jobs = _jobs(lane, "import sys\nassert '--cell' not in sys.argv\nimport pyarrow as pa\nassert pa.array([1, 2]).sum().as_py() == 3")
+    report = run_jobs(jobs, cache=Cache(str(tmp_path)), cores=1, show_progress=False, lanes={lane.name: lane})
+    assert report.results[jobs[0].id].status == PASSED, report.results[jobs[0].id].error
+    assert report.notes == []
+
+
 def test_a_lane_starts_without_its_optional_imports(tmp_path):
     lane = Lane("optional", ("json",), (), optional_imports=("no_such_module_xyz", "no_such_package_xyz.sub", "decimal"))
     jobs = _jobs(lane, "import sys\nassert 'decimal' in sys.modules and 'no_such_module_xyz' not in sys.modules")

@@ -103,5 +103,12 @@ def worker_env(lane: Lane, home: str, scratch: str) -> dict:
         # compile caches survive between cells and builds (lanes.base_env says how they are keyed)
         "TORCHINDUCTOR_CACHE_DIR": os.path.join(home, "torchinductor"),
         "JAX_COMPILATION_CACHE_DIR": os.path.join(home, "jax-cache"),
+        # pyarrow's bundled jemalloc starts a purging thread at import ("jemalloc_bg_thd"), and
+        # Keras imports pandas, which imports pyarrow, wherever they are installed: a worker with a
+        # thread cannot fork its cells, and every cell then starts a fresh interpreter (the cold
+        # content build at under half its speed). Without the thread jemalloc purges on its own
+        # allocation path; no value a cell computes changes, so this is the runner's, not the
+        # lane's, and no identity follows it.
+        "JE_ARROW_MALLOC_CONF": "background_thread:false",
         **base_env(lane),
     }
