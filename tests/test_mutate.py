@@ -169,6 +169,69 @@ def test_mechanism_operators_replace_structured_control_flow_settings_and_bare_t
     assert sum(m.operator == "constant" for m in operators.mutants("a = f(1, 2, 3, 4, 5, 6, 7)")) == operators.CONSTANTS_CAP
 
 
+def test_structured_loops_become_the_python_loop_a_reader_writes_with_the_same_values():
+    """jax.lax.scan / keras.ops.scan / tf.foldl / tf.scan each get a `python-loop` mutant that computes what
+    the structured loop computes (run here with a NumPy stand-in for each), so that only a check of the
+    mechanism (a loop in the traced graph) rejects it; `reverse=` or `length=` leave no such mutant."""
+    import numpy as np
+
+    class Ops:  # the loops' semantics, as each framework documents them
+        @staticmethod
+        def scan(f, init, xs):
+            carry, ys = init, []
+            for i in range(len(xs[0]) if isinstance(xs, tuple) else len(xs)):
+                carry, y = f(carry, tuple(e[i] for e in xs) if isinstance(xs, tuple) else xs[i])
+                ys.append(y)
+            return carry, ys
+
+        @staticmethod
+        def foldl(fn, elems, initializer=None):
+            return Ops.tf_scan(fn, elems, initializer)[-1]
+
+        @staticmethod
+        def tf_scan(fn, elems, initializer=None):  # every accumulator; no initializer: the first element
+            accs, acc = [], initializer
+            for x in elems:
+                acc = x if acc is None else fn(acc, x)
+                accs.append(acc)
+            return accs
+
+    cases = {
+        "final, sums = jax.lax.scan(lambda c, x: (c + x, c * x), 0.5, xs)\n": "jax.lax.scan",
+        "y, _ = keras.ops.scan(lambda h, wb: (np.tanh(h @ wb[0] + wb[1]), None), x, (w, b))\n": "keras.ops.scan",
+        "y = tf.foldl(lambda h, x: h * 2 + x, xs, initializer=x0)\n": "tf.foldl",
+        "y = tf.foldl(lambda h, x: h * 2 + x, xs)\n": "tf.foldl",
+        "sums = tf.scan(lambda t, x: t + x, xs)\n": "tf.scan",
+    }
+    rng = np.random.default_rng(0)
+    for code, name in cases.items():
+        loops = [m for m in operators.mutants(code) if m.operator == "python-loop"]
+        assert len(loops) == 1 and loops[0].family == operators.MECHANISM and name in loops[0].description, (code, loops)
+        data = {"np": np, "xs": rng.standard_normal(5), "x0": 1.5, "x": rng.standard_normal((2, 3)),
+                "w": rng.standard_normal((4, 3, 3)), "b": rng.standard_normal((4, 3))}  # fmt: skip
+        frameworks = {"jax": type("jax", (), {"lax": Ops}), "keras": type("keras", (), {"ops": Ops}),
+                      "tf": type("tf", (), {"foldl": Ops.foldl, "scan": Ops.tf_scan})}  # fmt: skip
+        expected, mutated = {**data, **frameworks}, {**data, **frameworks}
+        exec(code, expected)
+        exec(loops[0].code, mutated)
+        assert "scan(" not in loops[0].code and "foldl(" not in loops[0].code
+        for variable in ("final", "sums", "y"):
+            if variable in expected:
+                np.testing.assert_allclose(np.asarray(mutated[variable], float), np.asarray(expected[variable], float))
+    for code in ("c, ys = jax.lax.scan(f, 0.0, xs, reverse=True)\n", "c, ys = jax.lax.scan(f, 0.0, length=4)\n",
+                 "step = nnx.scan(f, in_axes=0)\n", "c, ys = torch.scan(f, 0.0, xs)\n"):  # fmt: skip
+        assert not [m for m in operators.mutants(code) if m.operator == "python-loop"], code
+
+
+def test_a_scan_decorator_is_removed_and_an_exporter_switch_takes_the_other_exporter():
+    code = "@nnx.scan(in_axes=(nnx.Carry, 0), out_axes=nnx.Carry)\ndef forward(h, block):\n    return block(h)\n"
+    found = {m.operator: m for m in operators.mutants(code)}
+    assert found["drop-decorator"].code == "\ndef forward(h, block):\n    return block(h)\n"
+    found = {m.operator: m for m in operators.mutants("p = torch.onnx.export(model, (x,), dynamo=True)\n")}
+    assert found["flip-mechanism-flag"].code == "p = torch.onnx.export(model, (x,), dynamo=False)\n"
+    assert found["flip-mechanism-flag"].family == operators.MECHANISM and "drop-keyword" not in found
+
+
 def test_a_stale_cell_reuses_the_verdicts_of_mutants_it_already_ran(tmp_path):
     # operators.py changed (a new operator, say): every cell is stale, but a mutant whose jobs are the
     # same ones (same code, setup, check, lane, rules) keeps its verdict instead of running again

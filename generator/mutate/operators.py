@@ -33,10 +33,13 @@ from generator.mutate.tables import (
     CAST_METHODS,
     CONTEXT_MANAGERS,
     CONTROL_FLOW,
+    DECORATOR_TRANSFORMS,
     DTYPE_NAMES,
     GRADIENT_STOPS,
     MECHANISM_FLAGS,
+    MECHANISM_SWITCHES,
     SAFETY_FLAGS,
+    STRUCTURED_LOOPS,
     SETTING_CALLS,
     SIBLINGS,
     STRING_SIBLINGS,
@@ -59,8 +62,9 @@ class Mutant:
 
 
 # Operators in the order they are tried; the cap takes one mutant of each in turn (see `mutants`).
-MECHANISM_OPERATORS = ("unwrap-transform", "drop-decorator", "python-control-flow", "drop-mechanism-flag", "delete-setting",
-                       "flip-safety", "remove-cast", "remove-context", "remove-stop-gradient", "single-device")
+MECHANISM_OPERATORS = ("unwrap-transform", "drop-decorator", "python-control-flow", "python-loop", "drop-mechanism-flag",
+                       "flip-mechanism-flag", "delete-setting", "flip-safety", "remove-cast", "remove-context",
+                       "remove-stop-gradient", "single-device")
 VALUE_OPERATORS = ("sibling", "axis", "flip-bool", "dtype", "delete-call", "drop-keyword", "swap-statements", "constant")
 OPERATOR_FAMILY = {**dict.fromkeys(MECHANISM_OPERATORS, MECHANISM), **dict.fromkeys(VALUE_OPERATORS, VALUE)}
 # The value operators whose mutant, when it leaves the original's values, is equivalent: a dropped keyword
@@ -177,7 +181,8 @@ def _decorators(tree, lines):
                 target = decorator.func if isinstance(decorator, ast.Call) else decorator
                 if isinstance(decorator, ast.Call) and _dotted(target).rsplit(".", 1)[-1] == "partial" and decorator.args:
                     target = decorator.args[0]  # @partial(jax.jit, static_argnums=0)
-                if _is_transform(target) or _dotted(target).rsplit(".", 1)[-1] in {"custom_vjp", "custom_jvp", "custom_gradient"}:
+                last = _dotted(target).rsplit(".", 1)[-1]
+                if _is_transform(target) or last in DECORATOR_TRANSFORMS:
                     # the decorator's own line becomes blank: `@` and its expression are removed
                     start = decorator.lineno - 1
                     text = lines[start]
@@ -230,6 +235,12 @@ def _call_mutants(lines, statement, call: ast.Call):
     if name in CONTROL_FLOW and len(call.args) >= 3 and isinstance(call.func, ast.Attribute):  # torch.cond, lax.cond, tf.cond
         yield "python-control-flow", line, f"a Python if for {_dotted(call.func)} in `{shown}`", edits.edit_at(
             lines, statement, call, lambda node, parent, slot: edits.replace_in_parent(parent, slot, edits.python_if(node, _dotted(node.func).startswith("torch"))))
+    kind = _structured_loop(call)
+    if kind is not None:
+        parts = _loop_parts(call, kind)
+        if parts is not None:
+            yield "python-loop", line, f"a Python loop for {_dotted(call.func)} in `{shown}`", edits.edit_at(
+                lines, statement, call, lambda node, parent, slot: edits.replace_in_parent(parent, slot, edits.python_loop(kind, *_loop_parts(node, kind))))
     if name == "device_put" and len(call.args) >= 2:
         yield "single-device", line, f"device_put without its sharding in `{shown}`", edits.edit_at(
             lines, statement, call, lambda node, parent, slot: edits.truncate_args(node, 1))
@@ -240,6 +251,9 @@ def _call_mutants(lines, statement, call: ast.Call):
         if keyword.arg in MECHANISM_FLAGS:
             yield "drop-mechanism-flag", line, f"drop {keyword.arg}= from `{shown}`", edits.edit_at(
                 lines, statement, call, lambda node, parent, slot, index=index: edits.drop_keyword(node, index))
+        elif keyword.arg in MECHANISM_SWITCHES and isinstance(value, ast.Constant) and isinstance(value.value, bool):
+            yield "flip-mechanism-flag", line, f"{keyword.arg}={not value.value} in `{shown}`", edits.edit_at(
+                lines, statement, call, lambda node, parent, slot, index=index: edits.flip_keyword(node, index))
         elif keyword.arg in SAFETY_FLAGS and isinstance(value, ast.Constant) and isinstance(value.value, bool):
             yield "flip-safety", line, f"{keyword.arg}={not value.value} in `{shown}`", edits.edit_at(
                 lines, statement, call, lambda node, parent, slot, index=index: edits.flip_keyword(node, index))
@@ -260,6 +274,42 @@ def _call_mutants(lines, statement, call: ast.Call):
                 swapped = edits.swap_axis(arg)
                 yield "axis", line, f"axis {ast.unparse(swapped)} for {ast.unparse(arg)} in `{shown}`", edits.edit_at(
                     lines, statement, call, lambda node, parent, slot, index=index, swapped=swapped: edits.set_arg(node, index, swapped))
+
+
+def _structured_loop(call: ast.Call) -> str | None:
+    """Which structured loop `call` is ("scan", "foldl", "tf.scan"), or None. Only module-qualified calls
+    (`jax.lax.scan`, `lax.scan`, `keras.ops.scan`, `tf.foldl`, `tf.scan`): `nnx.scan(f, ...)` makes a
+    function and has the decorator operator instead."""
+    if not isinstance(call.func, ast.Attribute):
+        return None
+    name = _dotted(call.func)
+    module, _, last = name.rpartition(".")
+    kind = STRUCTURED_LOOPS.get(last)
+    if kind is None or module.rsplit(".", 1)[-1] in {"nnx", "linen", "nn", "torch"}:
+        return None
+    if module.split(".", 1)[0] in {"tf", "tensorflow"}:
+        return "tf.scan" if last == "scan" else kind
+    return kind if last == "scan" else None
+
+
+def _loop_parts(call: ast.Call, kind: str) -> tuple[ast.AST, ast.AST | None, ast.AST] | None:
+    """(step function, initial carry or None, elements) of a structured loop call, or None where it
+    takes options a plain loop does not mirror (`reverse`, `length`, and the like)."""
+    names = ("f", "init", "xs") if kind == "scan" else ("fn", "elems", "initializer")
+    given = dict(zip(names, call.args))
+    for keyword in call.keywords:
+        if keyword.arg not in names or keyword.arg in given:
+            return None
+        given[keyword.arg] = keyword.value
+    if len(call.args) > 3:
+        return None
+    if kind == "scan":
+        if not {"f", "init", "xs"} <= given.keys():
+            return None
+        return given["f"], given["init"], given["xs"]
+    if not {"fn", "elems"} <= given.keys():
+        return None
+    return given["fn"], given.get("initializer"), given["elems"]
 
 
 def _module_like(node: ast.AST) -> bool:

@@ -49,6 +49,14 @@ TRANSFORMS = {"jit", "function", "compile", "vmap", "pmap", "checkpoint", "remat
               "recompute_grad"}
 # transforms also imported bare (`from torch.func import vmap`); not `compile` or `function`, which name other things
 BARE_TRANSFORMS = TRANSFORMS - {"compile", "function", "checkpoint"}
+# transforms removed only where they decorate: `@nnx.scan(...)` (the call form makes a function from
+# arguments a plain call could not take)
+DECORATOR_TRANSFORMS = {"custom_vjp", "custom_jvp", "custom_gradient", "scan"}
+# structured loops and what the Python loop written instead returns (edits.python_loop)
+STRUCTURED_LOOPS = {"scan": "scan", "foldl": "foldl"}
+# flags choosing between two implementations: the mutant takes the other one (torch.onnx.export's
+# exporter; dropping `dynamo=True` changes nothing where it is the default)
+MECHANISM_SWITCHES = {"dynamo"}
 MECHANISM_FLAGS = {"jit_compile", "fullgraph", "donate_argnums", "donate_argnames", "reduce_retracing", "experimental_relax_shapes",
                    "requires_grad"}
 # calls that set how later code runs (a mesh, a policy, determinism, a default device): deleting one is a mechanism mutant
