@@ -4,6 +4,7 @@ as committed data matched by identity."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -169,36 +170,47 @@ def test_mechanism_operators_replace_structured_control_flow_settings_and_bare_t
     assert sum(m.operator == "constant" for m in operators.mutants("a = f(1, 2, 3, 4, 5, 6, 7)")) == operators.CONSTANTS_CAP
 
 
-def test_structured_loops_become_the_python_loop_a_reader_writes_with_the_same_values():
+def test_structured_loops_become_the_python_loop_a_reader_writes_with_the_same_values(monkeypatch):
     """jax.lax.scan / keras.ops.scan / tf.foldl / tf.scan each get a `python-loop` mutant that computes what
-    the structured loop computes (run here with a NumPy stand-in for each), so that only a check of the
-    mechanism (a loop in the traced graph) rejects it; `reverse=` or `length=` leave no such mutant."""
+    the structured loop computes (run here against NumPy stand-ins with each loop's documented semantics,
+    the outputs stacked), so that only a check of the mechanism (one loop in the traced graph) rejects it;
+    `reverse=` or `length=` leave no such mutant, and neither do `nnx.scan(f)` or an unknown `scan`."""
+    import types
+
     import numpy as np
 
-    class Ops:  # the loops' semantics, as each framework documents them
-        @staticmethod
-        def scan(f, init, xs):
-            carry, ys = init, []
-            for i in range(len(xs[0]) if isinstance(xs, tuple) else len(xs)):
-                carry, y = f(carry, tuple(e[i] for e in xs) if isinstance(xs, tuple) else xs[i])
-                ys.append(y)
-            return carry, ys
+    def stack(outputs):
+        return None if outputs[0] is None else np.stack(outputs)
 
-        @staticmethod
-        def foldl(fn, elems, initializer=None):
-            return Ops.tf_scan(fn, elems, initializer)[-1]
+    def scan(f, init, xs):
+        carry, ys = init, []
+        for i in range(len(xs[0]) if isinstance(xs, tuple) else len(xs)):
+            carry, y = f(carry, tuple(e[i] for e in xs) if isinstance(xs, tuple) else xs[i])
+            ys.append(y)
+        return carry, stack(ys)
 
-        @staticmethod
-        def tf_scan(fn, elems, initializer=None):  # every accumulator; no initializer: the first element
-            accs, acc = [], initializer
-            for x in elems:
-                acc = x if acc is None else fn(acc, x)
-                accs.append(acc)
-            return accs
+    def tf_scan(fn, elems, initializer=None):  # every accumulator; no initializer: the first element
+        accs, acc = [], initializer
+        for x in elems:
+            acc = x if acc is None else fn(acc, x)
+            accs.append(acc)
+        return np.stack(accs)
 
+    def foldl(fn, elems, initializer=None):
+        return tf_scan(fn, elems, initializer)[-1]
+
+    leafwise = types.SimpleNamespace(map=lambda f, *ys: f(*ys), map_structure=lambda f, *ys: f(*ys))
+    stand_ins = {
+        "jax": types.SimpleNamespace(lax=types.SimpleNamespace(scan=scan), numpy=np, tree=leafwise),
+        "keras": types.SimpleNamespace(ops=types.SimpleNamespace(scan=scan, stack=np.stack), tree=leafwise),
+        "tensorflow": types.SimpleNamespace(foldl=foldl, scan=tf_scan, stack=np.stack, nest=leafwise),
+    }
+    for name, module in stand_ins.items():  # what the mutant's stack imports
+        monkeypatch.setitem(sys.modules, name, module)
     cases = {
         "final, sums = jax.lax.scan(lambda c, x: (c + x, c * x), 0.5, xs)\n": "jax.lax.scan",
         "y, _ = keras.ops.scan(lambda h, wb: (np.tanh(h @ wb[0] + wb[1]), None), x, (w, b))\n": "keras.ops.scan",
+        "y, ys = keras.ops.scan(lambda h, wb: (np.tanh(h @ wb[0] + wb[1]), h.sum()), x, (w, b))\n": "keras.ops.scan",
         "y = tf.foldl(lambda h, x: h * 2 + x, xs, initializer=x0)\n": "tf.foldl",
         "y = tf.foldl(lambda h, x: h * 2 + x, xs)\n": "tf.foldl",
         "sums = tf.scan(lambda t, x: t + x, xs)\n": "tf.scan",
@@ -207,17 +219,16 @@ def test_structured_loops_become_the_python_loop_a_reader_writes_with_the_same_v
     for code, name in cases.items():
         loops = [m for m in operators.mutants(code) if m.operator == "python-loop"]
         assert len(loops) == 1 and loops[0].family == operators.MECHANISM and name in loops[0].description, (code, loops)
+        assert "scan(" not in loops[0].code and "foldl(" not in loops[0].code
         data = {"np": np, "xs": rng.standard_normal(5), "x0": 1.5, "x": rng.standard_normal((2, 3)),
-                "w": rng.standard_normal((4, 3, 3)), "b": rng.standard_normal((4, 3))}  # fmt: skip
-        frameworks = {"jax": type("jax", (), {"lax": Ops}), "keras": type("keras", (), {"ops": Ops}),
-                      "tf": type("tf", (), {"foldl": Ops.foldl, "scan": Ops.tf_scan})}  # fmt: skip
-        expected, mutated = {**data, **frameworks}, {**data, **frameworks}
+                "w": rng.standard_normal((4, 3, 3)), "b": rng.standard_normal((4, 3)), "tf": stand_ins["tensorflow"], **stand_ins}  # fmt: skip
+        expected, mutated = dict(data), dict(data)
         exec(code, expected)
         exec(loops[0].code, mutated)
-        assert "scan(" not in loops[0].code and "foldl(" not in loops[0].code
-        for variable in ("final", "sums", "y"):
+        for variable in ("final", "sums", "y", "ys"):
             if variable in expected:
-                np.testing.assert_allclose(np.asarray(mutated[variable], float), np.asarray(expected[variable], float))
+                assert type(mutated[variable]) is type(expected[variable]), variable  # stacked, not a list
+                np.testing.assert_allclose(mutated[variable], expected[variable])
     for code in ("c, ys = jax.lax.scan(f, 0.0, xs, reverse=True)\n", "c, ys = jax.lax.scan(f, 0.0, length=4)\n",
                  "step = nnx.scan(f, in_axes=0)\n", "c, ys = torch.scan(f, 0.0, xs)\n"):  # fmt: skip
         assert not [m for m in operators.mutants(code) if m.operator == "python-loop"], code
@@ -238,8 +249,7 @@ def test_a_stale_cell_reuses_the_verdicts_of_mutants_it_already_ran(tmp_path):
     row = _row("r", "import numpy as np\nx = np.array([[4.0, 5.0, 1.0], [3.0, 2.0, 9.0]])", "a = np.argmax(x, axis=1)", "assert a.tolist() == [1, 2]")
     _, report, sheets, _ = _mutate(tmp_path, row)
     known = store.Results()
-    known.add(report.entries)
-    known.tools["t"] = (store.TOOL_VERSION, "an older operators version")
+    known.add([dataclasses.replace(entry, tools=(store.TOOL_VERSION, "an older operators version")) for entry in report.entries])
     again = mutation.mutate(sheets, plan(sheets), cache=Cache(str(tmp_path / "cache")), cores=1, known=known, show_progress=False)
     assert again.ran == 1 and again.jobs == 0
     assert [m.verdict for m in again.entries[0].mutants] == [m.verdict for m in report.entries[0].mutants]
@@ -328,6 +338,42 @@ def test_recording_a_batch_never_drops_entries_of_rows_the_run_does_not_know(tmp
     assert ("t", "merged-later", "pytorch") in store.load(folder).entries
     mutation.record(folder, str(tmp_path / "cache"), [], sheets)  # the final pass: the row is not in the content
     assert ("t", "merged-later", "pytorch") not in store.load(folder).entries
+
+
+def test_a_run_of_some_rows_after_an_operator_change_leaves_the_rest_of_the_sheet_stale(tmp_path):
+    """The operators' version is each cell's: mutating one row after an operator change must not make the
+    sheet's other cells, mutated by the older operators, count as current."""
+    old = (store.TOOL_VERSION, "older operators")
+    cells = [store.CellEntry("t", row, "numpy", {"numpy": row}, (), old) for row in ("a", "b", "c")]
+    folder = str(tmp_path / "mutants")
+    store.write(folder, store.Results({cell.key: cell for cell in cells}))
+    data = json.loads((tmp_path / "mutants" / "t.json").read_text())
+    assert data["operators"] == "older operators" and all("tools" not in cell for cell in data["cells"])
+    results = store.load(folder)
+    results.add([store.CellEntry("t", "b", "numpy", {"numpy": "b"}, ())])  # `mutate --only t/b`, current operators
+    store.write(folder, results)
+    again = store.load(folder)
+    assert again.current("t", "b", "numpy", {"numpy": "b"}) is not None
+    assert again.current("t", "a", "numpy", {"numpy": "a"}) is None and again.current("t", "c", "numpy", {"numpy": "c"}) is None
+    data = json.loads((tmp_path / "mutants" / "t.json").read_text())
+    assert data["operators"] == "older operators"  # most cells were made by it: only b names its own
+    assert [cell.get("tools") for cell in data["cells"]] == [None, list(store.current_tools()), None]
+    store.write(folder, again)  # a file nothing changed is written back byte for byte
+    assert json.loads((tmp_path / "mutants" / "t.json").read_text()) == data
+
+
+def test_the_merge_driver_keeps_each_cells_operators_version(tmp_path):
+    """One branch re-mutated the whole sheet with new operators (the file's versions changed); the other
+    added a cell with the old ones. The added cell must stay stale after the merge, not inherit the
+    new versions from the file."""
+    from generator.mutate import gitmerge
+
+    base = _results_file({("a", "pytorch"): "1", ("b", "pytorch"): "1"})
+    ours = {**_results_file({("a", "pytorch"): "1", ("b", "pytorch"): "1"}), "operators": "new"}
+    theirs = _results_file({("a", "pytorch"): "1", ("b", "pytorch"): "1", ("c", "jax"): "1"})
+    merged, conflicts = gitmerge.merge(base, ours, theirs)
+    assert conflicts == [] and merged["operators"] == "new"
+    assert [(c["row"], c.get("tools")) for c in merged["cells"]] == [("a", None), ("b", None), ("c", ["a", "b"])]
 
 
 def _results_file(cells: dict) -> dict:

@@ -207,26 +207,3 @@ def python_if(call: ast.Call, operands_in_a_tuple: bool) -> ast.AST:
     args = [ast.Starred(o.value, ast.Load()) if isinstance(o, ast.Starred) else o for o in operands]
     return ast.IfExp(pred, ast.Call(true_fn, args, []), ast.Call(false_fn, args, []))
 
-
-# `python_loop`'s expressions: a lambda that runs the step in a Python loop over the leading axis of
-# `_xs` (an array, or a tuple or list of arrays sliced together) and returns what the structured loop
-# returns. The walrus in the comprehension rebinds the inner lambda's `_c`, the carry.
-_LOOP_STEP = "(tuple(_e[_i] for _e in _xs) if isinstance(_xs, (tuple, list)) else _xs[_i])"
-_LOOP_LENGTH = "(_xs[0] if isinstance(_xs, (tuple, list)) else _xs).shape[0]"
-_LOOP_BODIES = {
-    # jax.lax.scan / keras.ops.scan: f(carry, x) -> (carry, y); returns (carry, [y...])
-    "scan": (f"_ys.append((_o := _f(_c, {_LOOP_STEP}))[1]) or (_c := _o[0])", "(_c, _ys)"),
-    # tf.foldl: fn(acc, x) -> acc; returns the last acc (no initializer: the first element is the first acc)
-    "foldl": (f"(_c := ({_LOOP_STEP} if _c is None else _f(_c, {_LOOP_STEP})))", "_c"),
-    # tf.scan: fn(acc, x) -> acc; returns every acc
-    "tf.scan": (f"_ys.append(_c := ({_LOOP_STEP} if _c is None else _f(_c, {_LOOP_STEP})))", "_ys"),
-}
-
-
-def python_loop(kind: str, step: ast.AST, init: ast.AST | None, xs: ast.AST) -> ast.AST:
-    """`jax.lax.scan(f, c, xs)` / `keras.ops.scan(f, c, xs)` / `tf.foldl(fn, xs, initializer=c)` /
-    `tf.scan(fn, xs, c)` as the Python loop a reader writes instead, as one expression: the same values
-    (the outputs as a Python list), but traced as one unrolled step per element, not one loop."""
-    body, result = _LOOP_BODIES[kind]
-    loop = ast.parse(f"(lambda _f, _init, _xs, _ys: (lambda _c: ([{body} for _i in range({_LOOP_LENGTH})], {result})[1])(_init))", mode="eval").body
-    return ast.Call(loop, [step, init if init is not None else ast.Constant(None), xs, ast.List([], ast.Load())], [])

@@ -19,11 +19,13 @@ from __future__ import annotations
 import json
 import sys
 
-from generator.mutate.results import file_text
+from generator.mutate.results import compact, explicit_cells, file_text
 
 
 def _cells(data: dict) -> dict:
-    return {(cell["row"], cell["column"]): cell for cell in data["cells"]}
+    """The cells by (row, column), each naming the versions it was made with (a cell that relies on its
+    file's versions means other versions once the other side changes the file's)."""
+    return {(cell["row"], cell["column"]): cell for cell in explicit_cells(data)}
 
 
 def merge(base: dict, ours: dict, theirs: dict) -> tuple[dict, list]:
@@ -41,10 +43,7 @@ def merge(base: dict, ours: dict, theirs: dict) -> tuple[dict, list]:
             pick = mine
         if pick is not None:  # a cell one side removed and the other left alone stays removed
             merged[key] = pick
-    head = {}
-    for name in ("format", "sheet", "tool", "operators"):
-        head[name] = theirs.get(name) if ours.get(name) == base.get(name) else ours.get(name)
-    return {**head, "cells": [merged[key] for key in sorted(merged)]}, conflicts
+    return compact(ours["sheet"], [merged[key] for key in sorted(merged)]), conflicts
 
 
 def main(argv: list[str]) -> int:

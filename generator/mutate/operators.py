@@ -24,7 +24,7 @@ import ast
 import warnings
 from dataclasses import dataclass
 
-from generator.mutate import edits
+from generator.mutate import edits, loops
 from generator.mutate.tables import (
     AXIS_FUNCTIONS,
     AXIS_KEYWORDS,
@@ -39,7 +39,6 @@ from generator.mutate.tables import (
     MECHANISM_FLAGS,
     MECHANISM_SWITCHES,
     SAFETY_FLAGS,
-    STRUCTURED_LOOPS,
     SETTING_CALLS,
     SIBLINGS,
     STRING_SIBLINGS,
@@ -235,12 +234,12 @@ def _call_mutants(lines, statement, call: ast.Call):
     if name in CONTROL_FLOW and len(call.args) >= 3 and isinstance(call.func, ast.Attribute):  # torch.cond, lax.cond, tf.cond
         yield "python-control-flow", line, f"a Python if for {_dotted(call.func)} in `{shown}`", edits.edit_at(
             lines, statement, call, lambda node, parent, slot: edits.replace_in_parent(parent, slot, edits.python_if(node, _dotted(node.func).startswith("torch"))))
-    kind = _structured_loop(call)
-    if kind is not None:
-        parts = _loop_parts(call, kind)
-        if parts is not None:
-            yield "python-loop", line, f"a Python loop for {_dotted(call.func)} in `{shown}`", edits.edit_at(
-                lines, statement, call, lambda node, parent, slot: edits.replace_in_parent(parent, slot, edits.python_loop(kind, *_loop_parts(node, kind))))
+    loop = loops.structured_loop(call)
+    if loop is not None and loops.loop_parts(call, loop[0]) is not None:
+        kind, framework = loop
+        yield "python-loop", line, f"a Python loop for {_dotted(call.func)} in `{shown}`", edits.edit_at(
+            lines, statement, call, lambda node, parent, slot: edits.replace_in_parent(
+                parent, slot, loops.python_loop(kind, framework, *loops.loop_parts(node, kind))))
     if name == "device_put" and len(call.args) >= 2:
         yield "single-device", line, f"device_put without its sharding in `{shown}`", edits.edit_at(
             lines, statement, call, lambda node, parent, slot: edits.truncate_args(node, 1))
@@ -274,42 +273,6 @@ def _call_mutants(lines, statement, call: ast.Call):
                 swapped = edits.swap_axis(arg)
                 yield "axis", line, f"axis {ast.unparse(swapped)} for {ast.unparse(arg)} in `{shown}`", edits.edit_at(
                     lines, statement, call, lambda node, parent, slot, index=index, swapped=swapped: edits.set_arg(node, index, swapped))
-
-
-def _structured_loop(call: ast.Call) -> str | None:
-    """Which structured loop `call` is ("scan", "foldl", "tf.scan"), or None. Only module-qualified calls
-    (`jax.lax.scan`, `lax.scan`, `keras.ops.scan`, `tf.foldl`, `tf.scan`): `nnx.scan(f, ...)` makes a
-    function and has the decorator operator instead."""
-    if not isinstance(call.func, ast.Attribute):
-        return None
-    name = _dotted(call.func)
-    module, _, last = name.rpartition(".")
-    kind = STRUCTURED_LOOPS.get(last)
-    if kind is None or module.rsplit(".", 1)[-1] in {"nnx", "linen", "nn", "torch"}:
-        return None
-    if module.split(".", 1)[0] in {"tf", "tensorflow"}:
-        return "tf.scan" if last == "scan" else kind
-    return kind if last == "scan" else None
-
-
-def _loop_parts(call: ast.Call, kind: str) -> tuple[ast.AST, ast.AST | None, ast.AST] | None:
-    """(step function, initial carry or None, elements) of a structured loop call, or None where it
-    takes options a plain loop does not mirror (`reverse`, `length`, and the like)."""
-    names = ("f", "init", "xs") if kind == "scan" else ("fn", "elems", "initializer")
-    given = dict(zip(names, call.args))
-    for keyword in call.keywords:
-        if keyword.arg not in names or keyword.arg in given:
-            return None
-        given[keyword.arg] = keyword.value
-    if len(call.args) > 3:
-        return None
-    if kind == "scan":
-        if not {"f", "init", "xs"} <= given.keys():
-            return None
-        return given["f"], given["init"], given["xs"]
-    if not {"fn", "elems"} <= given.keys():
-        return None
-    return given["fn"], given.get("initializer"), given["elems"]
 
 
 def _module_like(node: ast.AST) -> bool:

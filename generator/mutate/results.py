@@ -3,9 +3,11 @@
 `make mutate` writes them; the build only reads them, like the GPU ledgers and the older-release runs.
 A cell's entry holds the identities of its jobs (one per lane) when it was mutated, and each mutant's
 verdict with a key (the digest of the mutant's jobs' identities). The entry counts while those
-identities equal the cell's current ones and the file was made by the current rules (`TOOL_VERSION`:
+identities equal the cell's current ones and the entry was made by the current rules (`TOOL_VERSION`:
 fingerprint and judging) and operators (`OPERATORS_VERSION`); otherwise it is stale and the cell shows
-as awaiting a mutation run. Re-running a stale cell reuses the verdict of every mutant whose key is
+as awaiting a mutation run. The versions are the file's (`tool`, `operators`), except for a cell that
+names its own (`tools`): a run of some rows after an operator change makes only those cells current,
+and the rest of the sheet stays stale until they run too. Re-running a stale cell reuses the verdict of every mutant whose key is
 already recorded: a new operator runs only its own mutants. A file that cannot be read stops the run with its
 file and line: it is never rewritten from a partial view.
 """
@@ -35,7 +37,7 @@ def _digest(names) -> str:
 
 TOOL_VERSION = _digest(("fingerprint.py", "judge.py"))
 # What makes the mutants: a change to it makes every cell stale, but verdicts are reused by key.
-OPERATORS_VERSION = _digest(("operators.py", "edits.py", "tables.py"))
+OPERATORS_VERSION = _digest(("operators.py", "edits.py", "loops.py", "tables.py"))
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,10 @@ def ran_cleanly(entry) -> bool:
     return not any(v.startswith("error") or any(f in v for f in _LANE_FAILURES) for m in entry.mutants for v in m.lanes.values())
 
 
+def current_tools() -> tuple[str, str]:
+    return (TOOL_VERSION, OPERATORS_VERSION)
+
+
 @dataclass(frozen=True)
 class CellEntry:
     sheet: str
@@ -73,6 +79,7 @@ class CellEntry:
     column: str
     identities: dict  # lane -> job identity when it was mutated
     mutants: tuple
+    tools: tuple = field(default_factory=current_tools)  # (TOOL_VERSION, OPERATORS_VERSION) it was made with
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -80,17 +87,16 @@ class CellEntry:
 
     def to_json(self) -> dict:
         return {"row": self.row, "column": self.column, "identities": dict(sorted(self.identities.items())),
-                "mutants": [m.to_json() for m in self.mutants]}  # fmt: skip
+                "mutants": [m.to_json() for m in self.mutants], "tools": list(self.tools)}  # fmt: skip
 
 
 @dataclass
 class Results:
     entries: dict = field(default_factory=dict)  # (sheet, row, column) -> CellEntry
-    tools: dict = field(default_factory=dict)  # sheet -> (TOOL_VERSION, OPERATORS_VERSION) its file was made with
 
     def current(self, sheet: str, row: str, column: str, identities: dict) -> CellEntry | None:
         entry = self.entries.get((sheet, row, column))
-        if entry is None or entry.identities != identities or self.tools.get(sheet) != (TOOL_VERSION, OPERATORS_VERSION):
+        if entry is None or entry.identities != identities or entry.tools != current_tools():
             return None
         return entry
 
@@ -101,7 +107,6 @@ class Results:
     def add(self, entries) -> None:
         for entry in entries:
             self.entries[entry.key] = entry
-            self.tools[entry.sheet] = (TOOL_VERSION, OPERATORS_VERSION)
 
 
 def load(folder: str) -> Results:
@@ -127,11 +132,10 @@ def load(folder: str) -> Results:
             errors.append(ContentError(path, 1, f"malformed mutation results: {problem}"))
             continue
         sheet = data["sheet"]
-        results.tools[sheet] = (data["tool"], data["operators"])
-        for cell in data["cells"]:
+        for cell in explicit_cells(data):
             mutants = tuple(MutantEntry(m["operator"], m["family"], m["description"], m["line"], m["verdict"], m["lanes"], m.get("code", ""), m["key"])
                             for m in cell["mutants"])  # fmt: skip
-            entry = CellEntry(sheet, cell["row"], cell["column"], cell["identities"], mutants)
+            entry = CellEntry(sheet, cell["row"], cell["column"], cell["identities"], mutants, tuple(cell["tools"]))
             results.entries[entry.key] = entry
     if errors:
         raise ContentInvalid(errors)
@@ -148,6 +152,9 @@ def _validate(data, sheet: str) -> str:
             return "a cell lacks one of row, column, identities, mutants"
         if not isinstance(cell["identities"], dict) or not isinstance(cell["mutants"], list):
             return f"{cell['row']}/{cell['column']}: identities must be an object and mutants a list"
+        tools = cell.get("tools", ["", ""])
+        if not isinstance(tools, list) or len(tools) != 2 or not all(isinstance(t, str) for t in tools):
+            return f"{cell['row']}/{cell['column']}: tools must be [tool, operators] (two strings)"
         for mutant in cell["mutants"]:
             missing = {"operator", "family", "description", "line", "verdict", "lanes", "key"} - set(mutant if isinstance(mutant, dict) else ())
             if missing:
@@ -162,6 +169,29 @@ def file_text(data: dict) -> str:
     return json.dumps(data, indent=1, sort_keys=False, ensure_ascii=False) + "\n"
 
 
+def explicit_cells(data: dict) -> list[dict]:
+    """The file's cells, each with its own `tools` ([tool, operators]: the file's where it names none)."""
+    return [{**cell, "tools": list(cell.get("tools", (data["tool"], data["operators"])))} for cell in data["cells"]]
+
+
+def compact(sheet: str, cells: list[dict]) -> dict:
+    """A sheet's file from cells that each name their `tools`: the versions most of them were made
+    with become the file's, and only a cell made with others keeps its own. (A file that a run left
+    alone is written back as it was.)"""
+    counts: dict = {}
+    for cell in cells:
+        counts[tuple(cell["tools"])] = counts.get(tuple(cell["tools"]), 0) + 1
+    head = max(sorted(counts), key=lambda tools: counts[tools]) if counts else current_tools()
+    out = []
+    for cell in cells:
+        own = tuple(cell["tools"])
+        cell = {name: value for name, value in cell.items() if name != "tools"}
+        if own != head:
+            cell["tools"] = list(own)
+        out.append(cell)
+    return {"format": FORMAT, "sheet": sheet, "tool": head[0], "operators": head[1], "cells": out}
+
+
 def write(folder: str, results: Results, sheets: list[Sheet] | None = None) -> list[str]:
     """Write the file of every sheet that has entries; with `sheets`, entries of cells no longer in that
     content are dropped (give the content as it is now: a long run's view of it may lack rows merged
@@ -170,9 +200,7 @@ def write(folder: str, results: Results, sheets: list[Sheet] | None = None) -> l
     written = []
     for sheet in sorted({key[0] for key in results.entries}):
         cells = [results.entries[key] for key in sorted(results.entries) if key[0] == sheet and (present is None or key in present)]
-        tool, operators = results.tools.get(sheet, (TOOL_VERSION, OPERATORS_VERSION))
-        data = {"format": FORMAT, "sheet": sheet, "tool": tool, "operators": operators, "cells": [c.to_json() for c in cells]}
-        text = file_text(data)
+        text = file_text(compact(sheet, [c.to_json() for c in cells]))
         path = os.path.join(folder, f"{sheet}.json")
         try:
             with open(path, encoding="utf-8") as handle:
@@ -221,7 +249,7 @@ def standing(sheets: list[Sheet], jobs, results: Results) -> dict:
         if entry is None:
             out[key] = CellMutation("missing")
             continue
-        if entry.identities != ids or results.tools.get(key[0]) != (TOOL_VERSION, OPERATORS_VERSION):
+        if entry.identities != ids or entry.tools != current_tools():
             out[key] = CellMutation("stale")
             continue
         declared = {d.description: d.why for d in cells[key].equivalent_mutants}

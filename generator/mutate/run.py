@@ -239,7 +239,7 @@ def merge(folder: str, cache_dir: str, other: str) -> tuple[int, int]:
     while its identities are the cells' current ones, as always."""
     found = store.load(other)
     current = [entry for entry in found.entries.values()
-               if found.tools.get(entry.sheet) == (store.TOOL_VERSION, store.OPERATORS_VERSION) and store.ran_cleanly(entry)]  # fmt: skip
+               if entry.tools == store.current_tools() and store.ran_cleanly(entry)]  # fmt: skip
     record(folder, cache_dir, current)
     return len(current), len(found.entries) - len(current)
 
@@ -262,7 +262,7 @@ def rekey(folder: str, cache_dir: str, sheets: list[Sheet], jobs: list[Job], old
             continue
         mutants = []
         for m, (recorded, mutant) in enumerate(zip(entry.mutants, unit.mutants, strict=True), 1):
-            tool = old_tool or known.tools.get(unit.sheet, (None, None))[0]  # the rules' version the file was made with
+            tool = old_tool or entry.tools[0]  # the rules' version the entry was made with
             old_key = digest(sorted(_fingerprinted(job, mutant.code, m, 0.0, runner=old_runner, tool=tool).identity for job in unit.jobs))[:32]
             if recorded.key != old_key:
                 break
