@@ -241,6 +241,8 @@ def test_a_scan_decorator_is_removed_and_an_exporter_switch_takes_the_other_expo
     found = {m.operator: m for m in operators.mutants("p = torch.onnx.export(model, (x,), dynamo=True)\n")}
     assert found["flip-mechanism-flag"].code == "p = torch.onnx.export(model, (x,), dynamo=False)\n"
     assert found["flip-mechanism-flag"].family == operators.MECHANISM and "drop-keyword" not in found
+    found = {m.operator: m for m in operators.mutants('torch.onnx.export(model, (x,), "model.onnx")\n')}
+    assert found["flip-mechanism-flag"].code == "torch.onnx.export(model, (x,), 'model.onnx', dynamo=False)\n"
 
 
 def test_a_stale_cell_reuses_the_verdicts_of_mutants_it_already_ran(tmp_path):

@@ -126,6 +126,11 @@ def flip_keyword(call: ast.Call, index: int) -> bool:
     return True
 
 
+def add_keyword(call: ast.Call, name: str, value) -> bool:
+    call.keywords.append(ast.keyword(name, ast.Constant(value)))
+    return True
+
+
 def set_keyword(call: ast.Call, index: int, value: ast.AST) -> bool:
     call.keywords[index].value = value
     return True

@@ -42,6 +42,7 @@ from generator.mutate.tables import (
     SETTING_CALLS,
     SIBLINGS,
     STRING_SIBLINGS,
+    SWITCH_DEFAULTS,
     TRANSFORMS,
 )
 
@@ -240,6 +241,10 @@ def _call_mutants(lines, statement, call: ast.Call):
         yield "python-loop", line, f"a Python loop for {_dotted(call.func)} in `{shown}`", edits.edit_at(
             lines, statement, call, lambda node, parent, slot: edits.replace_in_parent(
                 parent, slot, loops.python_loop(kind, framework, *loops.loop_parts(node, kind))))
+    for suffix, (flag, default) in SWITCH_DEFAULTS.items():
+        if _dotted(call.func).endswith(suffix) and all(keyword.arg != flag for keyword in call.keywords):
+            yield "flip-mechanism-flag", line, f"{flag}={not default} added to `{shown}`", edits.edit_at(
+                lines, statement, call, lambda node, parent, slot, flag=flag, default=default: edits.add_keyword(node, flag, not default))
     if name == "device_put" and len(call.args) >= 2:
         yield "single-device", line, f"device_put without its sharding in `{shown}`", edits.edit_at(
             lines, statement, call, lambda node, parent, slot: edits.truncate_args(node, 1))

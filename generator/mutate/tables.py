@@ -57,6 +57,9 @@ STRUCTURED_LOOPS = {"scan": "scan", "foldl": "foldl"}
 # flags choosing between two implementations: the mutant takes the other one (torch.onnx.export's
 # exporter; dropping `dynamo=True` changes nothing where it is the default)
 MECHANISM_SWITCHES = {"dynamo"}
+# ...and where such a flag is left at its default: the call (by its dotted name's end) -> (flag, default);
+# the mutant passes the other value
+SWITCH_DEFAULTS = {"onnx.export": ("dynamo", True)}
 MECHANISM_FLAGS = {"jit_compile", "fullgraph", "donate_argnums", "donate_argnames", "reduce_retracing", "experimental_relax_shapes",
                    "requires_grad"}
 # calls that set how later code runs (a mesh, a policy, determinism, a default device): deleting one is a mechanism mutant
