@@ -211,4 +211,3 @@ def python_if(call: ast.Call, operands_in_a_tuple: bool) -> ast.AST:
         operands = list(operands[0].elts)
     args = [ast.Starred(o.value, ast.Load()) if isinstance(o, ast.Starred) else o for o in operands]
     return ast.IfExp(pred, ast.Call(true_fn, args, []), ast.Call(false_fn, args, []))
-

@@ -10,34 +10,23 @@ import ast
 from generator.mutate.tables import STRUCTURED_LOOPS
 
 
-def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
-    if isinstance(node, ast.Name):
-        return node.id
-    return ""
-
-
-def structured_loop(call: ast.Call) -> tuple[str, str] | None:
-    """(which structured loop, whose) `call` is: ("scan", "jax"), ("scan", "keras"), ("foldl" or
-    "tf.scan", "tensorflow"), or None. Only module-qualified calls (`jax.lax.scan`, `lax.scan`,
-    `keras.ops.scan`, `tf.foldl`, `tf.scan`): `nnx.scan(f, ...)` makes a function and has the decorator
-    operator instead."""
-    if not isinstance(call.func, ast.Attribute):
+def structured_loop(name: str) -> tuple[str, str] | None:
+    """(which structured loop, whose) a call of the dotted `name` is: ("scan", "jax"), ("scan", "keras"),
+    ("foldl" or "tf.scan", "tensorflow"), or None. Only module-qualified calls (`jax.lax.scan`,
+    `lax.scan`, `keras.ops.scan`, `tf.foldl`, `tf.scan`): `nnx.scan(f, ...)` makes a function and has
+    the decorator operator instead."""
+    module, _, last = name.rpartition(".")
+    if not module or last not in STRUCTURED_LOOPS:
         return None
-    module, _, last = _dotted(call.func).rpartition(".")
-    kind = STRUCTURED_LOOPS.get(last)
     root = module.split(".", 1)[0]
-    if kind is None:
-        return None
     if root in {"tf", "tensorflow"}:
-        return ("tf.scan" if last == "scan" else kind), "tensorflow"
+        return ("tf.scan" if last == "scan" else last), "tensorflow"
     if last != "scan":
         return None
     if root == "keras" or module.endswith("ops") and root != "jax":
-        return kind, "keras"
+        return last, "keras"
     if root == "jax" or module == "lax":
-        return kind, "jax"
+        return last, "jax"
     return None
 
 

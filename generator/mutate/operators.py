@@ -235,14 +235,15 @@ def _call_mutants(lines, statement, call: ast.Call):
     if name in CONTROL_FLOW and len(call.args) >= 3 and isinstance(call.func, ast.Attribute):  # torch.cond, lax.cond, tf.cond
         yield "python-control-flow", line, f"a Python if for {_dotted(call.func)} in `{shown}`", edits.edit_at(
             lines, statement, call, lambda node, parent, slot: edits.replace_in_parent(parent, slot, edits.python_if(node, _dotted(node.func).startswith("torch"))))
-    loop = loops.structured_loop(call)
+    dotted = _dotted(call.func)
+    loop = loops.structured_loop(dotted) if isinstance(call.func, ast.Attribute) else None
     if loop is not None and loops.loop_parts(call, loop[0]) is not None:
         kind, framework = loop
-        yield "python-loop", line, f"a Python loop for {_dotted(call.func)} in `{shown}`", edits.edit_at(
+        yield "python-loop", line, f"a Python loop for {dotted} in `{shown}`", edits.edit_at(
             lines, statement, call, lambda node, parent, slot: edits.replace_in_parent(
                 parent, slot, loops.python_loop(kind, framework, *loops.loop_parts(node, kind))))
     for suffix, (flag, default) in SWITCH_DEFAULTS.items():
-        if _dotted(call.func).endswith(suffix) and all(keyword.arg != flag for keyword in call.keywords):
+        if dotted.endswith(suffix) and all(keyword.arg != flag for keyword in call.keywords):
             yield "flip-mechanism-flag", line, f"{flag}={not default} added to `{shown}`", edits.edit_at(
                 lines, statement, call, lambda node, parent, slot, flag=flag, default=default: edits.add_keyword(node, flag, not default))
     if name == "device_put" and len(call.args) >= 2:

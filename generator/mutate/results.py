@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 
 from generator.errors import ContentError, ContentInvalid
@@ -178,10 +179,8 @@ def compact(sheet: str, cells: list[dict]) -> dict:
     """A sheet's file from cells that each name their `tools`: the versions most of them were made
     with become the file's, and only a cell made with others keeps its own. (A file that a run left
     alone is written back as it was.)"""
-    counts: dict = {}
-    for cell in cells:
-        counts[tuple(cell["tools"])] = counts.get(tuple(cell["tools"]), 0) + 1
-    head = max(sorted(counts), key=lambda tools: counts[tools]) if counts else current_tools()
+    counts = Counter(tuple(cell["tools"]) for cell in cells)
+    head = max(sorted(counts), key=counts.__getitem__) if counts else current_tools()
     out = []
     for cell in cells:
         own = tuple(cell["tools"])

@@ -52,8 +52,8 @@ BARE_TRANSFORMS = TRANSFORMS - {"compile", "function", "checkpoint"}
 # transforms removed only where they decorate: `@nnx.scan(...)` (the call form makes a function from
 # arguments a plain call could not take)
 DECORATOR_TRANSFORMS = {"custom_vjp", "custom_jvp", "custom_gradient", "scan"}
-# structured loops and what the Python loop written instead returns (edits.python_loop)
-STRUCTURED_LOOPS = {"scan": "scan", "foldl": "foldl"}
+# structured loops that the Python loop a reader writes instead replaces (loops.python_loop)
+STRUCTURED_LOOPS = {"scan", "foldl"}
 # flags choosing between two implementations: the mutant takes the other one (torch.onnx.export's
 # exporter; dropping `dynamo=True` changes nothing where it is the default)
 MECHANISM_SWITCHES = {"dynamo"}
