@@ -46,9 +46,32 @@ def __mutation_fingerprint__(namespace):
             return np.asarray(keras.ops.convert_to_numpy(value))
         return None
 
+    import re
+    # Memory addresses differ from run to run, and between an original and a mutant that allocates
+    # otherwise: `0x7f...` in reprs, bare ids in text (`Captures: 140224268201488: TensorSpec(...)` in a
+    # tf.function's signature, `'140167840227920_ib-0'` among a Keras model's node names), and ids kept
+    # as ints. In text they are replaced as whole tokens only: a float's digits and an array digest's
+    # hexadecimal are kept. Of the numbers only ints that can be an object's address are (16-aligned, in
+    # the range of a 64-bit Linux process's heap and mappings, 2**44 to 2**47).
+    addresses = re.compile(r"0x[0-9a-fA-F]{6,}|(?<![0-9A-Za-z.])[0-9]{12,}(?![0-9A-Za-z.])")
+
+    def scrub(text):
+        return addresses.sub("<address>", text)
+
+    def code_text(code, depth, seen):
+        # What a code object does: its bytecode, constants (nested code too) and names (`isinf` for
+        # `isnan` changes only co_names). Not its file or line: the runner's file names are random.
+        return f"code {code.co_name} {hashlib.sha256(code.co_code).hexdigest()} {code.co_names} {canon(code.co_consts, depth + 1, seen)}"
+
     def canon(value, depth, seen):
-        if value is None or isinstance(value, bool | int | float | complex | str | bytes):
+        if isinstance(value, int) and not isinstance(value, bool) and 2**44 <= value < 2**47 and value % 16 == 0:
+            return "<address>"  # an id() kept as a number (Keras's Tracker keeps `stored_ids`): a heap address
+        if value is None or isinstance(value, bool | int | float | complex):
             return repr(value)
+        if isinstance(value, str | bytes):
+            return scrub(repr(value))
+        if isinstance(value, types.CodeType):
+            return code_text(value, depth, seen)
         if isinstance(value, types.ModuleType):
             return "module " + value.__name__
         if id(value) in seen or depth > 5:
@@ -60,6 +83,8 @@ def __mutation_fingerprint__(namespace):
             data, failed = None, type(exc).__name__
         else:
             failed = ""
+        if data is not None and data.dtype.hasobject:  # the bytes are pointers: read the objects
+            return f"array object {data.shape} " + canon(data.ravel().tolist(), depth + 1, seen)
         if data is not None:
             data = np.ascontiguousarray(data)
             return f"array {data.dtype} {data.shape} " + hashlib.sha256(data.tobytes()).hexdigest()
@@ -69,18 +94,22 @@ def __mutation_fingerprint__(namespace):
             return f"{type(value).__name__}[" + ", ".join(canon(v, depth + 1, seen) for v in list(value)[:2000]) + "]"
         if isinstance(value, dict):
             items = sorted(value.items(), key=lambda kv: repr(kv[0]))[:2000]
-            return "{" + ", ".join(f"{k!r}: {canon(v, depth + 1, seen)}" for k, v in items) + "}"
+            return "{" + ", ".join(f"{scrub(repr(k))}: {canon(v, depth + 1, seen)}" for k, v in items) + "}"
         if isinstance(value, set | frozenset):
             return f"{type(value).__name__}{{" + ", ".join(sorted(canon(v, depth + 1, seen) for v in value)) + "}"
         if isinstance(value, types.FunctionType):
             closure = [canon(c.cell_contents, depth + 1, seen) if c.cell_contents is not namespace else "<namespace>"
                        for c in (value.__closure__ or ()) if _filled(c)]
-            code = value.__code__
-            return f"function {code.co_name} {hashlib.sha256(code.co_code).hexdigest()} {canon(code.co_consts, depth + 1, seen)} {canon(value.__defaults__, depth + 1, seen)} {closure}"
+            return f"function {code_text(value.__code__, depth, seen)} {canon(value.__defaults__, depth + 1, seen)} {canon(value.__kwdefaults__, depth + 1, seen)} {closure}"
         if isinstance(value, type):
-            return "class " + value.__qualname__
+            if value.__module__ != namespace.get("__name__"):
+                return "class " + value.__qualname__
+            # A class the cell defines: its methods are code like its functions.
+            methods = {k: getattr(v, "__func__", getattr(v, "fget", v)) for k, v in vars(value).items()
+                       if isinstance(v, types.FunctionType | staticmethod | classmethod | property)}
+            return f"class {value.__qualname__} {[b.__qualname__ for b in value.__bases__]} " + canon(methods, depth + 1, seen)
         if torch is not None and isinstance(value, torch.nn.Module):
-            return f"{value!r} " + canon(dict(value.state_dict()), depth + 1, seen) + canon(_attributes(value), depth + 1, seen)
+            return f"{scrub(repr(value))} " + canon(dict(value.state_dict()), depth + 1, seen) + canon(_attributes(value), depth + 1, seen)
         if torch is not None and isinstance(value, torch.optim.Optimizer):
             return "optimizer " + canon(value.state_dict(), depth + 1, seen)
         if keras is not None and isinstance(value, keras.layers.Layer):
@@ -98,7 +127,7 @@ def __mutation_fingerprint__(namespace):
             text = repr(value)
         except Exception:
             text = ""
-        return f"{type(value).__name__} " + ("" if " at 0x" in text else text[:2000])
+        return f"{type(value).__name__} " + scrub(text[:2000])
 
     def _filled(cell):
         try:
@@ -143,16 +172,21 @@ __mutation_print__(globals())
 
 
 def read(stdout: str) -> dict | None:
-    """The digests a fingerprinted run printed (the last marker line), or None."""
-    at = stdout.rfind(MARKER)
-    if at < 0:
-        return None
-    line = stdout[at + len(MARKER) :].strip().splitlines()[0] if stdout[at + len(MARKER) :].strip() else ""
-    try:
-        digests = json.loads(line)
-    except ValueError:
-        return None
-    return digests if isinstance(digests, dict) else None
+    """The digests a fingerprinted run printed, or None. A distributed cell's ranks print one line
+    each, into one output in no set order: each name then holds every rank's digest, sorted."""
+    found = []
+    for part in stdout.split(MARKER)[1:]:
+        line = part.strip().splitlines()[0] if part.strip() else ""
+        try:
+            digests = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(digests, dict):
+            return None
+        found.append(digests)
+    if len(found) <= 1:
+        return found[0] if found else None
+    return {name: "|".join(sorted(str(d.get(name)) for d in found)) for name in set().union(*found)}
 
 
 def stable(first: dict, second: dict) -> tuple[dict, set]:
