@@ -433,3 +433,124 @@ def test_the_git_merge_driver_merges_mutation_results_cell_by_cell(tmp_path):
     git("commit", "-q", "-am", "main again")
     clash = git("merge", "-q", "--no-edit", "again")
     assert clash.returncode != 0 and "t/r02 [pytorch]" in clash.stdout + clash.stderr, clash.stdout + clash.stderr
+
+
+def _digests(namespace: dict) -> dict:
+    from generator.mutate.fingerprint import FINGERPRINT
+
+    defined: dict = {}
+    exec(FINGERPRINT.split("def __mutation_print__")[0], defined)
+    return defined["__mutation_fingerprint__"](namespace)
+
+
+def test_the_fingerprint_ignores_memory_addresses_and_keeps_the_rest_of_a_repr():
+    """A tf.function's signature text names its captures by id(); a repr names its object's address.
+    Both differ between two runs of the same code, and between an original and a mutant that allocates
+    otherwise: they must not decide equivalence. What else the text says still counts."""
+
+    def handle(size, address):  # an object known only by its repr, like many C extension handles
+        return type("Handle", (), {"__slots__": (), "__repr__": lambda self: f"<Handle size={size} at 0x{address:x}>"})()
+
+    signature = "Input Parameters:\n  x: TensorSpec(shape=(3,))\nCaptures:\n  {}: TensorSpec(shape=(), dtype=tf.float32)"
+    assert _digests({"s": signature.format(140224268201488)}) == _digests({"s": signature.format(140709854653008)})
+    assert _digests({"s": signature.format(140224268201488)}) != _digests({"s": signature.format(140224268201488).replace("(3,)", "(4,)")})
+    assert _digests({"h": handle(3, 0x7F3A5C2B1D40)}) == _digests({"h": handle(3, 0x7F3A5C2B9E80)})
+    assert _digests({"h": handle(3, 0x7F3A5C2B1D40)}) != _digests({"h": handle(4, 0x7F3A5C2B1D40)})  # once dropped whole: "equal"
+    assert _digests({"nodes": {"140167840227920_ib-0"}}) == _digests({"nodes": {"140167886955536_ib-0"}})
+    # numbers are values, not addresses: a large int and a float's digits still count
+    assert _digests({"n": 1099511627776}) != _digests({"n": 1099511627777})
+    assert _digests({"ids": {140019091771152, 140019121032336}}) == _digests({"ids": {140019089916304, 140019121031568}})
+    assert _digests({"n": 140019091771152}) != _digests({"n": 140019091771153})   # not an address: not aligned
+    import numpy as np
+
+    class Device:  # a mesh's devices are an object array: its bytes are pointers
+        def __init__(self, id):
+            self.id = id
+
+    def devices(*ids):
+        found = np.empty(len(ids), object)
+        found[:] = [Device(i) for i in ids]
+        return found
+
+    assert _digests({"d": devices(0, 1)}) == _digests({"d": devices(0, 1)})
+    assert _digests({"d": devices(0, 1)}) != _digests({"d": devices(0, 2)})
+    assert _digests({"v": 0.123456789012345}) != _digests({"v": 0.123456789012346})
+    assert _digests({"s": "0.123456789012345"}) != _digests({"s": "0.123456789012346"})
+
+
+def _defined(source: str, filename: str) -> dict:
+    namespace = {"__name__": "__main__"}
+    exec(compile(source, filename, "exec"), namespace)
+    return {k: v for k, v in namespace.items() if k == "__name__" or not k.startswith("__")}
+
+
+def test_the_fingerprint_reads_code_by_what_it_does_not_where_it_was_compiled():
+    """The runner compiles each job's cell under a random file name; a nested function's code object
+    names it. Two runs of one cell must agree, and code that calls another function, or a class whose
+    method changed, must not."""
+    nested = "import math\ndef f(x):\n    return [math.{} (v) for v in x]\n"
+    assert _digests(_defined(nested.format("isnan"), "/tmp/a/cell-1.py")) == _digests(_defined(nested.format("isnan"), "/tmp/b/cell-2.py"))
+    assert _digests(_defined(nested.format("isnan"), "/tmp/a/cell-1.py")) != _digests(_defined(nested.format("isinf"), "/tmp/a/cell-1.py"))
+    klass = "class Scale:\n    def __call__(self, x):\n        return x * {}\ns = Scale()\n"
+    assert _digests(_defined(klass.format("2.0"), "c.py")) == _digests(_defined(klass.format("2.0"), "d.py"))
+    assert _digests(_defined(klass.format("2.0"), "c.py"))["Scale"] != _digests(_defined(klass.format("20.0"), "c.py"))["Scale"]
+
+
+def test_a_survivor_whose_values_differed_only_in_one_run_is_equivalent_after_its_second_run(tmp_path, monkeypatch):
+    """The runner's word on a surviving value mutant is checked once more: the mutant runs again and the
+    original twice more. A name whose digest moved in the original's own runs does not count; a mutant
+    that differed once only (the run's noise, not the mutant's) is equivalent, and one that differs
+    again from all four runs of the original still survives."""
+    from generator.model import Result, Status
+    from generator.mutate.fingerprint import MARKER
+    from generator.verify.runner import RunReport
+
+    row = _row("r", "import numpy as np\nx = np.array([1.26, 2.5, -0.74])", "y = np.round(x, decimals=0)", "assert y.tolist() == [1.0, 2.0, -1.0]")
+    root = write_content(tmp_path / "content", {"s.yaml": section(row)})
+    sheets = content.load(root)
+    unit = next(iter(mutation.units(sheets, plan(sheets))))
+    m = next(i for i, mu in enumerate(unit.mutants, 1) if mu.operator == "drop-keyword")
+    job = unit.jobs[0]
+    first_mutant = mutation._fingerprinted(job, unit.mutants[m - 1].code, m, job.timeout)
+    refs = (mutation._fingerprinted(job, job.cell.code.text, -1, job.timeout), mutation._fingerprinted(job, job.cell.code.text, -2, job.timeout))
+
+    def passed(**digests):
+        return Result(Status.PASSED, stdout=f"{MARKER} {json.dumps(digests)}\n")
+
+    def judged(mutant_again, third_reference, mutant_first=None):
+        runs = {first_mutant.id: mutant_first or passed(y="same", noise="b"), refs[0].id: passed(y="same", noise="a"), refs[1].id: passed(y="same", noise="a")}
+        lanes_of = {(0, m): {job.lane: "survived"}}  # the first run: `noise` moved only in the mutant
+
+        def third_run(jobs, **_):
+            found = {}
+            for j in jobs:
+                found[j.id] = mutant_again if j.mutant > 0 else third_reference if j.mutant == -3 else passed(y="same", noise="a")
+            return RunReport(results=found, stats={}, wall=0.0)
+
+        monkeypatch.setattr(mutation, "run_jobs", third_run)
+        first = RunReport(results=runs, stats={}, wall=0.0)
+        mutation._confirm_survivors([unit], lanes_of, {(0, m, job.lane): first_mutant}, {(0, job.lane): refs}, first, first,
+                                    mutation.MutationReport(), cache=None, cores=1, show_progress=False, sandbox=None)  # fmt: skip
+        return lanes_of[(0, m)][job.lane]
+
+    # `noise` moves in a later run of the original too: it was the run's, and nothing else differs
+    assert judged(passed(y="same", noise="c"), passed(y="same", noise="d")) == "equivalent"
+    # the original agrees with itself four times and the mutant differs from it twice: a survivor
+    assert judged(passed(y="same", noise="b"), passed(y="same", noise="a")) == "survived"
+    # a real difference in `y`, in both of the mutant's runs, survives whatever `noise` does
+    assert judged(passed(y="other", noise="c"), passed(y="same", noise="d"), passed(y="other", noise="b")) == "survived"
+    # a second run that fails keeps the verdict: the check rejects the mutant only sometimes
+    assert judged(Result(Status.FAILED, error="AssertionError"), passed(y="same", noise="d")) == "survived"
+
+
+def test_the_ranks_of_a_distributed_cell_are_read_in_any_order():
+    """Each rank prints its fingerprint into the one output the ranks share, whichever finishes last
+    printing last: the digests must not depend on that order."""
+    from generator.mutate import fingerprint
+
+    rank0, rank1 = json.dumps({"x": "a0", "rank": "0"}), json.dumps({"x": "a1", "rank": "1"})
+    one = fingerprint.read(f"log\n{fingerprint.MARKER} {rank0}\nmore\n{fingerprint.MARKER} {rank1}\n")
+    other = fingerprint.read(f"{fingerprint.MARKER} {rank1}\n{fingerprint.MARKER} {rank0}\n")
+    assert one == other and one["x"] == "a0|a1"
+    assert fingerprint.read(f"out\n{fingerprint.MARKER} {rank0}\n") == {"x": "a0", "rank": "0"}
+    assert fingerprint.read("no marker") is None and fingerprint.read(f"{fingerprint.MARKER} not json") is None

@@ -87,16 +87,18 @@ def _defined(setup: str) -> frozenset[str]:
     return frozenset(names)
 
 
-def _fingerprinted(job: Job, code: str, index: int, timeout: float, runner: str | None = None, tool: str | None = None) -> Job:
+def _fingerprinted(job: Job, code: str, index: int, timeout: float, runner: str | None = None, tool: str | None = None, attempt: int = 0) -> Job:
     """`job` with `code` in place of the cell's code and the fingerprint after its check (its identity
-    under another worker digest or rules version when given: what `rekey` compares with)."""
+    under another worker digest or rules version when given: what `rekey` compares with); `attempt` > 0:
+    a second run of the same code, under an identity of its own (not its first run's cache entry)."""
     cell = job.cell
     check_line = cell.check.line if cell.check else cell.code.line + len(cell.code.text.splitlines()) + 1
     check_text = (cell.check.text if cell.check else "") + fingerprint.FINGERPRINT
     changed = replace(cell, code=Snippet(code, cell.code.line), check=Snippet(check_text, check_line), counterexamples=())
     lane = LANES[job.lane]
     tool = tool or store.TOOL_VERSION
-    identity = job_identity(changed, lane, {"mutant": index > 0, "tool": tool} if index > 0 else {"reference": -index, "tool": tool}, runner=runner)
+    marks = {"mutant": index > 0, "tool": tool} if index > 0 else {"reference": -index, "tool": tool}
+    identity = job_identity(changed, lane, {**marks, "attempt": attempt} if attempt else marks, runner=runner)
     return replace(job, cell=changed, timeout=timeout, key=key_of(identity, lane), identity=identity, mutant=index, same=None)
 
 
@@ -165,6 +167,16 @@ def _mutate_batch(todo: list[Unit], report: MutationReport, *, cache, cores, rec
     second = run_jobs([j for pair in references.values() for j in pair], cache=cache, cores=cores, show_progress=show_progress, sandbox=sandbox) if references else None
     report.jobs += 2 * len(references)
     report.wall += (first.wall if first else 0.0) + (second.wall if second else 0.0)
+    lanes_of: dict[tuple[int, int], dict] = {}
+    for u, unit in enumerate(todo):
+        for m, mutant in enumerate(unit.mutants, 1):
+            if force or keys[(u, m)] not in recorded:
+                lanes_of[(u, m)] = {
+                    job.lane: judge.lane_verdict(mutant, first.results[mutant_jobs[(u, m, job.lane)].id],
+                                                 (pair := references.get((u, job.lane))) and tuple(second.results[j.id] for j in pair))
+                    for job in unit.jobs
+                }
+    _confirm_survivors(todo, lanes_of, mutant_jobs, references, first, second, report, cache=cache, cores=cores, show_progress=show_progress, sandbox=sandbox)
     entries = []
     for u, unit in enumerate(todo):
         verdicts = []
@@ -173,11 +185,7 @@ def _mutate_batch(todo: list[Unit], report: MutationReport, *, cache, cores, rec
             if reused is not None:
                 verdicts.append(replace(reused, operator=mutant.operator, family=mutant.family, description=mutant.description, line=mutant.line))
                 continue
-            lanes = {}
-            for job in unit.jobs:
-                result = first.results[mutant_jobs[(u, m, job.lane)].id]
-                pair = references.get((u, job.lane))
-                lanes[job.lane] = judge.lane_verdict(mutant, result, pair and tuple(second.results[j.id] for j in pair))
+            lanes = lanes_of[(u, m)]
             verdicts.append(store.MutantEntry(mutant.operator, mutant.family, mutant.description, mutant.line, *judge.overall(lanes, mutant.code), key=keys[(u, m)]))
         failed = [f"{lane}: {v}" for entry in verdicts for lane, v in entry.lanes.items() if v.startswith("error")]
         if failed:  # the lane could not run some mutant: no verdict, nothing recorded, it runs again next time
@@ -185,6 +193,40 @@ def _mutate_batch(todo: list[Unit], report: MutationReport, *, cache, cores, rec
             continue
         entries.append(store.CellEntry(unit.sheet, unit.row, unit.column, unit.identities, tuple(verdicts)))
     return entries
+
+
+def _confirm_survivors(todo, lanes_of, mutant_jobs, references, first, second, report, **run) -> None:
+    """A value mutant survives a lane only when it does so twice. Where its values differed from the
+    original's, it runs again, and the original two more times: a name counts only where all four runs
+    of the original agree on it, and the mutant must differ from them on such a name in both of its
+    runs. Otherwise its difference was the run's, not the mutant's (a lane worker's state, an address
+    the fingerprint did not recognise), and it is equivalent. A second run that fails keeps the
+    verdict: a mutant the check rejects only sometimes is not rejected."""
+    suspects = [(u, m, lane) for (u, m), lanes in lanes_of.items() for lane, verdict in lanes.items()
+                if verdict == "survived" and todo[u].mutants[m - 1].operator in operators.EQUIVALENT_BY_VALUES and (u, lane) in references]
+    if not suspects:
+        return
+    again, more = {}, {}
+    for u, m, lane in suspects:
+        job = next(j for j in todo[u].jobs if j.lane == lane)
+        again[(u, m, lane)] = _fingerprinted(job, todo[u].mutants[m - 1].code, m, mutant_jobs[(u, m, lane)].timeout, attempt=1)
+        if (u, lane) not in more:
+            more[(u, lane)] = (_fingerprinted(job, job.cell.code.text, -3, job.timeout), _fingerprinted(job, job.cell.code.text, -4, job.timeout))
+    third = run_jobs([*again.values(), *(j for pair in more.values() for j in pair)], **run)
+    report.jobs += len(third.results)
+    report.wall += third.wall
+    for (u, m, lane), job in again.items():
+        runs = [fingerprint.read(r.stdout) if r.status == PASSED else None
+                for r in (*(second.results[j.id] for j in references[(u, lane)]), *(third.results[j.id] for j in more[(u, lane)]))]
+        repeat = third.results[job.id]
+        if repeat.status != PASSED or any(r is None for r in runs):
+            continue
+        names = set().union(*runs)
+        unstable = {name for name in names if len({r.get(name) for r in runs}) > 1}
+        reference = {name: runs[0].get(name) for name in names - unstable}
+        digests = [fingerprint.read(first.results[mutant_jobs[(u, m, lane)].id].stdout), fingerprint.read(repeat.stdout)]
+        if all(d is not None for d in digests) and any(fingerprint.same_values(reference, unstable, d) for d in digests):
+            lanes_of[(u, m)][lane] = "equivalent"
 
 
 def record(folder: str, cache_dir: str, entries: list, sheets: list[Sheet] | None = None) -> store.Results:
