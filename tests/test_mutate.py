@@ -104,11 +104,18 @@ def test_a_declaration_of_a_mutant_judged_equivalent_is_kept_and_one_of_a_killed
     killed = "axis=0 for axis=1 in `np.argmax(x, axis=1)`"
     row = _row("r", "import numpy as np\nx = np.array([[1.26, 5.0, 2.5], [3.0, 2.0, -0.74]])", "y = np.round(x, decimals=0)\na = np.argmax(x, axis=1)",
                "assert y.tolist() == [[1.0, 5.0, 2.0], [3.0, 2.0, -1.0]]\nassert a.tolist() == [1, 0]", declared=[equivalent, killed])
-    states, _, sheets, _ = _mutate(tmp_path, row)
-    assert equivalent in states["r"].equivalent_names
+    states, report, sheets, _ = _mutate(tmp_path, row)
+    assert equivalent in states["r"].equivalent_names and killed not in states["r"].timed_out_names
     assert killed not in {m.description for m, _ in states["r"].declared} and states["r"].survived == ()
     errors = store.stale_declarations(sheets, {("t", "r", "pytorch"): states["r"]})
     assert len(errors) == 1 and repr(killed) in errors[0].message, errors
+    # a declared mutant that only the clock killed (correct code, compiling past the cell's timeout
+    # in this run) keeps its declaration: the next run may let it through
+    clocked = store.Results()
+    clocked.add([dataclasses.replace(e, mutants=tuple(dataclasses.replace(m, lanes={lane: "killed: timeout: the cell ran past its timeout" for lane in m.lanes})
+                                                     if m.description == killed else m for m in e.mutants)) for e in report.entries])  # fmt: skip
+    slow = store.standing(sheets, plan(sheets), clocked)[("t", "r", "pytorch")]
+    assert killed in slow.timed_out_names and store.stale_declarations(sheets, {("t", "r", "pytorch"): slow}) == []
 
 
 def test_results_are_matched_by_identity_and_a_malformed_file_stops_the_run(tmp_path):
